@@ -1,0 +1,12 @@
+import Type from 'typebox';
+
+/** `GET /api/v1/account`. */
+export const AccountResponse = Type.Object({ user_id: Type.String(), credits: Type.Integer() });
+
+/** `GET /healthz`. */
+export const HealthResponse = Type.Object({
+  ok: Type.Boolean(),
+  node_id: Type.String(),
+  mongo: Type.Union([Type.Literal('up'), Type.Literal('down')]),
+  nats: Type.Union([Type.Literal('up'), Type.Literal('down'), Type.Literal('embedded')]),
+});

@@ -1,0 +1,97 @@
+import Type, { type Static } from 'typebox';
+import { SCOPES } from '../src/domain/scopes.ts';
+
+const scopeList = SCOPES.join(', ');
+
+/** `POST /users` body. */
+export const CreateUserBody = Type.Object({
+  email: Type.String({
+    pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$',
+    maxLength: 254,
+    errorMessage: 'email must be a valid email address',
+  }),
+  credits: Type.Integer({
+    minimum: 0,
+    maximum: 1_000_000_000,
+    default: 0,
+    errorMessage: 'credits must be an integer from 0 to 1000000000',
+  }),
+});
+
+export const UserSchema = Type.Object({ id: Type.String(), email: Type.String(), credits: Type.Integer() });
+export const UserResponse = Type.Object({ user: UserSchema });
+export const UsersPageResponse = Type.Object({
+  users: Type.Array(UserSchema),
+  next_cursor: Type.Union([Type.String(), Type.Null()]),
+});
+
+/** `GET /users` and `GET /audit` paging. */
+export const ListQuery = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100, errorMessage: 'limit must be an integer from 1 to 1000' }),
+  cursor: Type.Optional(Type.String({ minLength: 1, errorMessage: 'cursor is invalid' })),
+});
+
+/** `POST /users/<id>/credits` body. */
+export const CreditGrantBody = Type.Object({
+  amount: Type.Integer({
+    minimum: -1_000_000_000,
+    maximum: 1_000_000_000,
+    errorMessage: 'amount must be a non-zero integer',
+  }),
+  reason: Type.String({ minLength: 1, maxLength: 200, default: 'admin_grant', errorMessage: 'reason must be 1 to 200 characters' }),
+  op_id: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 128, errorMessage: 'op_id must be 1 to 128 characters' }),
+  ),
+});
+
+export const CreditBalanceResponse = Type.Object({ user_id: Type.String(), credits: Type.Integer() });
+
+export const LedgerEntrySchema = Type.Object({
+  id: Type.String(),
+  delta: Type.Integer(),
+  balance_after: Type.Integer(),
+  reason: Type.String(),
+  op_id: Type.String(),
+  job_id: Type.Optional(Type.String()),
+  created_at: Type.String({ format: 'date-time' }),
+});
+export const LedgerResponse = Type.Object({ entries: Type.Array(LedgerEntrySchema) });
+
+/** `POST /users/<id>/keys` body. */
+export const CreateKeyBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 100, default: 'API key', errorMessage: 'name must be 1 to 100 characters' }),
+  scopes: Type.Array(
+    Type.Union(SCOPES.map((s) => Type.Literal(s))),
+    { maxItems: SCOPES.length * 2, errorMessage: `scopes must be an array of: ${scopeList}` },
+  ),
+});
+
+export const KeySchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  scopes: Type.Array(Type.String()),
+  prefix: Type.String(),
+  created_at: Type.String({ format: 'date-time' }),
+  revoked_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+});
+export const CreatedKeyResponse = Type.Object({ key: Type.Omit(KeySchema, ['revoked_at']), api_key: Type.String() });
+export const KeysResponse = Type.Object({ keys: Type.Array(KeySchema) });
+export const RevokedKeyResponse = Type.Object({ id: Type.String(), revoked: Type.Literal(true) });
+
+/** `PUT /keys/<id>/webhook` body. */
+export const WebhookBody = Type.Object({
+  url: Type.String({ minLength: 1, maxLength: 2048, errorMessage: 'url must be a https URL' }),
+});
+export const WebhookSetResponse = Type.Object({ url: Type.String(), secret: Type.Optional(Type.String()) });
+export const WebhookResponse = Type.Object({ url: Type.Union([Type.String(), Type.Null()]), enabled: Type.Boolean() });
+
+/** `GET /audit` query. */
+export const AuditQueryParams = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100, errorMessage: 'limit must be an integer from 1 to 1000' }),
+  key_id: Type.Optional(Type.String({ minLength: 1 })),
+  kind: Type.Optional(Type.Union([Type.Literal('request'), Type.Literal('webhook_attempt')])),
+});
+
+export type CreateUserInput = Static<typeof CreateUserBody>;
+export type CreditGrantInput = Static<typeof CreditGrantBody>;
+export type CreateKeyInput = Static<typeof CreateKeyBody>;

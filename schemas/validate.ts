@@ -1,0 +1,100 @@
+import type { TSchema, Static } from 'typebox';
+import { Compile } from 'typebox/compile';
+import type { TLocalizedValidationError } from 'typebox/error';
+
+/** Result of checking a value against a schema: the value (with defaults) or the first message. */
+export type Checked<T> = { ok: true; value: T } | { ok: false; message: string; field: string };
+
+/**
+ * Compiles a schema into a checker that answers one message per failure, for the first failing field in
+ * the schema's property order. A property schema may carry `errorMessage`, used word for word (that is how
+ * the spec's exact validation messages are attached to fields); otherwise a readable message is derived.
+ */
+export function createChecker<S extends TSchema>(schema: S, options: { label?: (field: string) => string } = {}) {
+  const validator = Compile(schema);
+  const order = Object.keys((schema as { properties?: object }).properties ?? {});
+  const label = options.label ?? ((field: string) => field);
+  return {
+    schema,
+    check(input: unknown): Checked<Static<S>> {
+      const value = validator.Default(structuredCloneIfObject(input));
+      if (validator.Check(value)) return { ok: true, value: value as Static<S> };
+      const failures = validator.Errors(value);
+      const first = pickFirst(failures, order);
+      const field = fieldOf(first);
+      const custom = field ? propertySchema(schema, field)?.errorMessage : undefined;
+      const message =
+        typeof custom === 'string' ? custom : describe(first, field ? label(field) : 'value', schema, field);
+      return { ok: false, message, field: field ?? '' };
+    },
+  };
+}
+
+function structuredCloneIfObject(input: unknown): unknown {
+  return input !== null && typeof input === 'object' ? structuredClone(input) : input;
+}
+
+function fieldOf(error: TLocalizedValidationError | undefined): string | undefined {
+  if (!error) return undefined;
+  const fromPath = error.instancePath.split('/')[1];
+  if (fromPath) return decodeURIComponent(fromPath);
+  if (error.keyword === 'required') return (error.params as { requiredProperties: string[] }).requiredProperties[0];
+  return undefined;
+}
+
+function pickFirst(failures: TLocalizedValidationError[], order: string[]): TLocalizedValidationError | undefined {
+  const rank = (error: TLocalizedValidationError) => {
+    const field = fieldOf(error);
+    const index = field === undefined ? -1 : order.indexOf(field);
+    return index === -1 ? (field === undefined ? -1 : order.length) : index;
+  };
+  return [...failures].sort((a, b) => rank(a) - rank(b))[0];
+}
+
+type Annotated = TSchema & {
+  errorMessage?: string;
+  type?: string | string[];
+  enum?: unknown[];
+  anyOf?: Annotated[];
+  const?: unknown;
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+};
+
+function propertySchema(schema: TSchema, field: string): Annotated | undefined {
+  return (schema as { properties?: Record<string, Annotated> }).properties?.[field];
+}
+
+function describe(
+  error: TLocalizedValidationError | undefined,
+  name: string,
+  schema: TSchema,
+  field: string | undefined,
+): string {
+  if (!error) return `${name} is invalid`;
+  const target = field ? propertySchema(schema, field) : undefined;
+  if (error.keyword === 'required') return `${name} is required`;
+  const literals = target?.anyOf?.every((member) => 'const' in member) ? target.anyOf.map((m) => m.const) : target?.enum;
+  if (literals) return `${name} must be one of ${literals.join(', ')}`;
+  const type = Array.isArray(target?.type) ? target.type[0] : target?.type;
+  if (type === 'integer' || type === 'number') {
+    const noun = type === 'integer' ? 'an integer' : 'a number';
+    if (error.keyword === 'type') return `${name} must be ${noun}`;
+    const range = [
+      target?.minimum !== undefined ? `at least ${target.minimum}` : '',
+      target?.maximum !== undefined ? `at most ${target.maximum}` : '',
+    ].filter(Boolean);
+    return `${name} must be ${noun} ${range.join(' and ')}`.trim();
+  }
+  if (type === 'boolean') return `${name} must be a boolean`;
+  if (type === 'string') {
+    if (error.keyword === 'type') return `${name} must be a string`;
+    if (target?.maxLength !== undefined && error.keyword === 'maxLength')
+      return `${name} must be at most ${target.maxLength} characters`;
+    if (error.keyword === 'minLength') return `${name} must not be empty`;
+  }
+  if (type === 'array' && error.keyword === 'type') return `${name} must be an array`;
+  return `${name} ${error.message}`;
+}

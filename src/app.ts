@@ -1,0 +1,165 @@
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Config } from './config.ts';
+import { createLogger } from './logger.ts';
+import { systemClock, type Clock } from './domain/clock.ts';
+import { SCOPES } from './domain/scopes.ts';
+import { buildModelsCatalog } from './domain/models-catalog.ts';
+import { RollingWindowLimiter } from './domain/rolling-window.ts';
+import type { AuditSink } from './domain/audit.ts';
+import { connectMongo, type MongoConnection } from './adapters/mongo/connect.ts';
+import { createMongoUsers } from './adapters/mongo/users.ts';
+import { createMongoApiKeys } from './adapters/mongo/api-keys.ts';
+import { createMongoCreditLedger } from './adapters/mongo/credit-ledger.ts';
+import { createMongoAuditSink } from './adapters/mongo/audit-sink.ts';
+import { createFileAuditSink } from './adapters/audit/index.ts';
+import { startEmbeddedMongo, type EmbeddedMongo } from './adapters/embedded/jongodb.ts';
+import { connectNats, type NatsLink } from './adapters/nats/connect.ts';
+import { createAuditLog } from './services/audit-log.ts';
+import { createAuthenticator } from './services/authenticator.ts';
+import { createAdminService } from './services/admin.ts';
+import { Router } from './http/router.ts';
+import { createPipeline } from './http/pipeline.ts';
+import { startHttpServer, type HttpServer } from './http/server.ts';
+import { buildOpenApiDocument } from './http/openapi.ts';
+import { adminRoutes } from './http/routes/admin.ts';
+import { accountRoute, healthRoute, modelsRoute, openApiRoute } from './http/routes/public.ts';
+
+const MAX_BODY_BYTES = 1024 * 1024;
+const SHUTDOWN_GRACE_MS = 10_000;
+const VERSION = '0.1.0';
+
+/** Parts a test may replace (DESIGN.md §5: fakes go through the same factory). */
+export interface AppDeps {
+  clock?: Clock;
+  logger?: Logger;
+}
+
+/** What start-up produced, for the banner. */
+export interface StartedApp {
+  url: string;
+  /** Set when this process generated the admin token (embedded mode without ADMIN_TOKEN). */
+  generatedAdminToken?: string;
+  /** The demo account created in embedded mode. */
+  demo?: { userId: string; email: string; apiKey: string; credits: number };
+  stop(): Promise<void>;
+}
+
+/** Wires adapters, services and the HTTP front together; the only place that does (DESIGN.md §1). */
+export async function startApp(config: Config, deps: AppDeps = {}): Promise<StartedApp> {
+  const clock = deps.clock ?? systemClock;
+  const generatedAdminToken = config.adminToken ? undefined : randomBytes(24).toString('base64url');
+  const adminToken = config.adminToken ?? generatedAdminToken!;
+  const log = deps.logger ?? createLogger({ level: config.logLevel, nodeId: config.nodeId, secrets: [adminToken] });
+  const closers: Array<() => Promise<void>> = []; // run in reverse order on stop
+
+  try {
+    let embedded: EmbeddedMongo | undefined;
+    if (config.mode === 'embedded') {
+      embedded = await startEmbeddedMongo();
+      closers.push(() => embedded!.stop());
+      log.warn('embedded mode: data is kept in memory only and is lost when the service stops');
+    }
+    const mongo: MongoConnection = await connectMongo(config.mongoUrl ?? embedded!.uri, config.mongoDb);
+    closers.push(() => mongo.close());
+
+    let nats: NatsLink | undefined;
+    if (config.mode === 'cluster') {
+      nats = await connectNats(config.natsUrls, config.nodeId);
+      closers.push(() => nats!.close());
+    }
+
+    const [users, keys, ledger] = await Promise.all([
+      createMongoUsers(mongo.db),
+      createMongoApiKeys(mongo.db),
+      createMongoCreditLedger(mongo.client, mongo.db, clock),
+    ]);
+    const auditSink: AuditSink =
+      config.auditSink === 'file' ? createFileAuditSink({ dir: config.auditDir, clock }) : await createMongoAuditSink(mongo.db);
+    const audit = createAuditLog({ sink: auditSink, logger: log });
+    closers.push(() => audit.close());
+
+    const auth = createAuthenticator({ keys, adminToken, clock });
+    const admin = createAdminService({
+      users,
+      keys,
+      ledger,
+      audit: auditSink,
+      auth,
+      clock,
+      webhookAllowPrivate: config.webhookAllowPrivate,
+    });
+    const keyLimiter = new RollingWindowLimiter(config.rateLimitPerMinute, clock.now);
+    const authFailureLimiter = new RollingWindowLimiter(config.authFailuresPerMinute, clock.now);
+    const sweeper = setInterval(() => {
+      keyLimiter.sweep();
+      authFailureLimiter.sweep();
+    }, 60_000).unref();
+    closers.push(async () => clearInterval(sweeper));
+
+    const router = new Router();
+    const models = buildModelsCatalog({ provider: config.provider, endpoints: config.providerEndpoints });
+    let publicBaseUrl = config.publicBaseUrl ?? '';
+    const routes = [
+      modelsRoute(models),
+      accountRoute(users),
+      openApiRoute(() => buildOpenApiDocument(router.routes, { version: VERSION, serverUrl: publicBaseUrl })),
+      healthRoute(async () => ({
+        mongo: (await mongo.ping()) ? 'up' : 'down',
+        nats: nats ? nats.health() : 'embedded',
+      }), config.nodeId),
+      ...adminRoutes(admin),
+    ];
+    for (const route of routes) router.add(route);
+
+    const server: HttpServer = await startHttpServer({
+      host: config.host,
+      port: config.port,
+      maxBodyBytes: MAX_BODY_BYTES,
+      log,
+      handle: createPipeline({ router, auth, keyLimiter, authFailureLimiter, audit, log, trustProxy: config.trustProxy }),
+    });
+    const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`;
+    publicBaseUrl ||= url;
+
+    const demo = config.mode === 'embedded' ? await createDemoAccount(admin) : undefined;
+    log.info({ mode: config.mode, url, audit_sink: config.auditSink }, 'service started');
+
+    let stopping: Promise<void> | undefined;
+    return {
+      url,
+      generatedAdminToken,
+      demo,
+      stop: () =>
+        (stopping ??= (async () => {
+          await server.close(SHUTDOWN_GRACE_MS); // stop accepting, let in-flight requests finish (bounded)
+          await runClosers(closers, log);
+          log.info('service stopped');
+          log.flush();
+        })()),
+    };
+  } catch (error) {
+    await runClosers(closers, log);
+    throw error;
+  }
+}
+
+async function runClosers(closers: Array<() => Promise<void>>, log: Logger): Promise<void> {
+  for (const close of closers.reverse()) {
+    try {
+      await close();
+    } catch (error) {
+      log.error({ err: error }, 'error while shutting down');
+    }
+  }
+  closers.length = 0;
+}
+
+const DEMO_EMAIL = 'demo@mediaforge.local';
+const DEMO_CREDITS = 100_000;
+
+async function createDemoAccount(admin: ReturnType<typeof createAdminService>) {
+  const { user } = await admin.createUser({ email: DEMO_EMAIL, credits: DEMO_CREDITS });
+  const { api_key } = await admin.createKey(user.id, { name: 'demo', scopes: [...SCOPES] });
+  return { userId: user.id, email: user.email, apiKey: api_key, credits: user.credits };
+}

@@ -1,0 +1,111 @@
+import { parseArgs } from 'node:util';
+import { loadCliSettings } from '../config.ts';
+
+interface AdminCall {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  path: string;
+  body?: Record<string, unknown>;
+}
+
+/** Maps `mediaforge admin <noun> <verb> ...` onto one admin API call (CONTRACT §3). */
+export function adminCallFor(args: string[]): AdminCall {
+  const { positionals, values } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      credits: { type: 'string' },
+      name: { type: 'string' },
+      scopes: { type: 'string' },
+      reason: { type: 'string' },
+      'op-id': { type: 'string' },
+    },
+  });
+  const [noun, verb, first, second] = positionals;
+  const need = (value: string | undefined, what: string) => {
+    if (!value) throw new UsageError(`missing ${what}`);
+    return encodeURIComponent(value);
+  };
+  const integer = (value: string, what: string) => {
+    if (!/^-?\d+$/.test(value)) throw new UsageError(`${what} must be an integer`);
+    return Number(value);
+  };
+  switch (`${noun} ${verb}`) {
+    case 'user create':
+      return {
+        method: 'POST',
+        path: '/users',
+        body: { email: decodeURIComponent(need(first, '<email>')), ...(values.credits ? { credits: integer(values.credits, '--credits') } : {}) },
+      };
+    case 'user get':
+      return { method: 'GET', path: `/users/${need(first, '<user_id>')}` };
+    case 'key create':
+      return {
+        method: 'POST',
+        path: `/users/${need(first, '<user_id>')}/keys`,
+        body: {
+          scopes: values.scopes ? values.scopes.split(',').map((s) => s.trim()).filter(Boolean) : [],
+          ...(values.name ? { name: values.name } : {}),
+        },
+      };
+    case 'key revoke':
+      return { method: 'DELETE', path: `/keys/${need(first, '<key_id>')}` };
+    case 'credits grant':
+      return {
+        method: 'POST',
+        path: `/users/${need(first, '<user_id>')}/credits`,
+        body: {
+          amount: integer(second ?? '', '<amount>'),
+          ...(values.reason ? { reason: values.reason } : {}),
+          ...(values['op-id'] ? { op_id: values['op-id'] } : {}),
+        },
+      };
+    case 'webhook set':
+      return { method: 'PUT', path: `/keys/${need(first, '<key_id>')}/webhook`, body: { url: second ?? '' } };
+    case 'webhook clear':
+      return { method: 'DELETE', path: `/keys/${need(first, '<key_id>')}/webhook` };
+    default:
+      throw new UsageError(`unknown admin command: ${positionals.join(' ') || '(none)'}`);
+  }
+}
+
+class UsageError extends Error {}
+
+/** Runs one admin command, printing the API's JSON answer; the exit code is 0 only for a 2xx answer. */
+export async function runAdminCommand(args: string[]): Promise<number> {
+  const settings = loadCliSettings();
+  let call: AdminCall;
+  try {
+    call = adminCallFor(args);
+  } catch (error) {
+    if (!(error instanceof UsageError) && !(error instanceof TypeError)) throw error;
+    process.stderr.write(`mediaforge admin: ${error.message} (see: mediaforge help)\n`);
+    return 2;
+  }
+  if (!settings.adminToken) {
+    process.stderr.write('mediaforge admin: set MEDIAFORGE_ADMIN_TOKEN to the service admin token\n');
+    return 2;
+  }
+  let response: Response;
+  try {
+    response = await fetch(`${settings.url}/api/admin/v1${call.path}`, {
+      method: call.method,
+      headers: {
+        authorization: `Bearer ${settings.adminToken}`,
+        ...(call.body ? { 'content-type': 'application/json' } : {}),
+      },
+      ...(call.body ? { body: JSON.stringify(call.body) } : {}),
+    });
+  } catch (error) {
+    process.stderr.write(`mediaforge admin: cannot reach ${settings.url}: ${(error as Error).message}\n`);
+    return 1;
+  }
+  const text = await response.text();
+  let printed = text;
+  try {
+    printed = JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    // not JSON: print as received
+  }
+  process.stdout.write(`${printed}\n`);
+  return response.ok ? 0 : 1;
+}

@@ -1,0 +1,27 @@
+import { serve } from './serve.ts';
+import { runAdminCommand } from './admin.ts';
+
+const USAGE = `usage: mediaforge <command>
+
+  serve                                   run the service (default)
+  admin user create <email> [--credits N] create a user
+  admin user get <user_id>                show a user
+  admin key create <user_id> [--name N] [--scopes a,b]
+                                          create an API key (printed once)
+  admin key revoke <key_id>               revoke an API key
+  admin credits grant <user_id> <amount> [--reason R] [--op-id ID]
+                                          grant (or, negative, take back) credits
+  admin webhook set <key_id> <url>        set a key's webhook URL (prints the secret on first enablement)
+  admin webhook clear <key_id>            clear a key's webhook (the next set rotates the secret)
+
+admin commands use MEDIAFORGE_URL (default http://127.0.0.1:8080) and MEDIAFORGE_ADMIN_TOKEN.`;
+
+const [command = 'serve', ...rest] = process.argv.slice(2);
+if (command === 'serve') {
+  await serve();
+} else if (command === 'admin') {
+  process.exitCode = await runAdminCommand(rest);
+} else {
+  process.stderr.write(`${command === 'help' || command === '--help' ? '' : `unknown command: ${command}\n\n`}${USAGE}\n`);
+  process.exitCode = command === 'help' || command === '--help' ? 0 : 2;
+}

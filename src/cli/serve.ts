@@ -1,0 +1,64 @@
+import { loadConfig, ConfigError } from '../config.ts';
+import { startApp, type StartedApp } from '../app.ts';
+
+/** `mediaforge serve` / `npm start`: runs the service until SIGTERM or SIGINT, then shuts down cleanly. */
+export async function serve(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`mediaforge: configuration error: ${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+
+  let app: StartedApp;
+  try {
+    app = await startApp(config);
+  } catch (error) {
+    process.stderr.write(`mediaforge: cannot start: ${(error as Error).message}\n`);
+    process.exit(1);
+  }
+
+  if (config.mode === 'embedded') printEmbeddedBanner(app);
+  process.stdout.write(`listening on ${app.url}\n`);
+
+  let signals = 0;
+  const shutdown = (signal: NodeJS.Signals) => {
+    if (++signals > 1) {
+      process.stderr.write(`mediaforge: ${signal} again, exiting now\n`);
+      process.exit(1);
+    }
+    app.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        process.stderr.write(`mediaforge: shutdown failed: ${(error as Error).message}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
+}
+
+/** The one place secrets are printed (CONTRACT §2): the generated admin token and the demo key, once. */
+function printEmbeddedBanner(app: StartedApp): void {
+  const lines = [
+    '',
+    '  MediaForge is running in EMBEDDED mode: data is kept in memory only and is LOST when it stops.',
+    '  Set MONGO_URL (and ADMIN_TOKEN) to keep data.',
+    '',
+    app.generatedAdminToken ? `  admin token:  ${app.generatedAdminToken}` : '  admin token:  (from ADMIN_TOKEN)',
+  ];
+  if (app.demo) {
+    lines.push(
+      `  demo user:    ${app.demo.email} (${app.demo.userId}), ${app.demo.credits} credits`,
+      `  demo API key: ${app.demo.apiKey}`,
+      '',
+      `  try: curl -H "Authorization: Bearer ${app.demo.apiKey}" ${app.url}/api/v1/models`,
+    );
+  }
+  process.stdout.write(`${lines.join('\n')}\n\n`);
+}

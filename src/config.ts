@@ -1,0 +1,225 @@
+import { hostname, availableParallelism } from 'node:os';
+import Type, { type Static, type TSchema } from 'typebox';
+import { createChecker } from '../schemas/validate.ts';
+import { DEFAULT_PROVIDER_ENDPOINTS, type ProviderEndpoints } from './domain/models-catalog.ts';
+
+// The only module that reads process.env (DESIGN.md §1). Every variable of CONTRACT §2, validated once.
+
+const Int = (options: { minimum?: number; maximum?: number; default?: number } = {}) =>
+  Type.Integer({ minimum: 0, ...options });
+const Bool = (fallback: boolean) => Type.Boolean({ default: fallback });
+const Text = () => Type.Optional(Type.String({ minLength: 1 }));
+const OneOf = <T extends string>(values: readonly T[], fallback?: T) =>
+  Type.Union(
+    values.map((v) => Type.Literal(v)),
+    fallback === undefined ? {} : { default: fallback },
+  );
+const Url = (description: string) =>
+  Type.Optional(Type.String({ pattern: '^[a-z][a-z0-9+.-]*://\\S+$', errorMessage: description }));
+
+/** The environment as the service understands it (names exactly as CONTRACT §2). */
+export const EnvSchema = Type.Object({
+  PORT: Int({ maximum: 65535, default: 8080 }),
+  HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  PUBLIC_BASE_URL: Url('PUBLIC_BASE_URL must be an absolute URL, e.g. https://media.example.com'),
+  ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16, errorMessage: 'ADMIN_TOKEN must be at least 16 characters' })),
+  MONGO_URL: Url('MONGO_URL must be a mongodb:// or mongodb+srv:// URL'),
+  MONGO_DB: Type.String({ minLength: 1, default: 'mediaforge' }),
+  NATS_URL: Text(),
+  NODE_ID: Text(),
+  MEDIA_STORE: OneOf(['fs', 'gridfs'], 'fs'),
+  MEDIA_DIR: Type.String({ minLength: 1, default: './data/media' }),
+  PROVIDER: OneOf(['sandbox', 'fal'], 'sandbox'),
+  FAL_KEY: Text(),
+  FAL_QUEUE_URL: Type.String({ minLength: 1, default: 'https://queue.fal.run' }),
+  FAL_ENDPOINT_TEXT_TO_VIDEO: Type.String({ minLength: 1, default: DEFAULT_PROVIDER_ENDPOINTS.textToVideo }),
+  FAL_ENDPOINT_IMAGE_TO_VIDEO: Type.String({ minLength: 1, default: DEFAULT_PROVIDER_ENDPOINTS.imageToVideo }),
+  FAL_ENDPOINT_FAST_TEXT_TO_VIDEO: Type.String({ minLength: 1, default: DEFAULT_PROVIDER_ENDPOINTS.fastTextToVideo }),
+  FAL_ENDPOINT_TEXT_TO_IMAGE: Type.String({ minLength: 1, default: DEFAULT_PROVIDER_ENDPOINTS.textToImage }),
+  FAL_ENDPOINT_IMAGE_EDIT: Type.String({ minLength: 1, default: DEFAULT_PROVIDER_ENDPOINTS.imageEdit }),
+  PROVIDER_TIMEOUT_MS: Int({ minimum: 1, default: 600_000 }),
+  PROVIDER_POLL_INTERVAL_MS: Int({ minimum: 1, default: 2000 }),
+  AGENT: OneOf(['builtin', 'llm'], 'builtin'),
+  LLM_BASE_URL: Text(),
+  LLM_API_KEY: Text(),
+  LLM_MODEL: Text(),
+  WEBHOOK_RETRY_DELAYS_MS: Type.String({
+    pattern: '^\\d+(,\\d+)*$',
+    default: '30000,120000,600000',
+    errorMessage: 'WEBHOOK_RETRY_DELAYS_MS must be a comma-separated list of integers (milliseconds)',
+  }),
+  WEBHOOK_TIMEOUT_MS: Int({ minimum: 1, default: 10_000 }),
+  WEBHOOK_ALLOW_PRIVATE: Bool(false),
+  RATE_LIMIT_PER_MINUTE: Int({ minimum: 1, default: 60 }),
+  EXPORT_RATE_PER_MINUTE: Int({ minimum: 1, default: 5 }),
+  EXPORT_TIMEOUT_MS: Int({ minimum: 1, default: 600_000 }),
+  EXPORT_CONCURRENCY: Int({ minimum: 1, default: availableParallelism() }),
+  SANDBOX_VIDEO_MS: Int({ default: 4000 }),
+  SANDBOX_IMAGE_MS: Int({ default: 1500 }),
+  LOG_LEVEL: OneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+  ACTOR_PARTITIONS: Int({ minimum: 1, maximum: 4096, default: 64 }),
+  NATS_REPLICAS: Int({ minimum: 1, maximum: 5, default: 1 }),
+  SANDBOX_RENDER_CONCURRENCY: Int({ minimum: 1, default: 2 }),
+  FFMPEG_PATH: Text(),
+  FFPROBE_PATH: Text(),
+  TRUST_PROXY: Bool(false),
+  AUTH_FAILURES_PER_MINUTE: Int({ minimum: 1, default: 100 }),
+  AUDIT_SINK: Type.Optional(OneOf(['file', 'mongo'])),
+  AUDIT_DIR: Type.String({ minLength: 1, default: './data/audit' }),
+  JOB_RETENTION_DAYS: Int({ minimum: 1, default: 30 }),
+  MEDIAFORGE_URL: Text(),
+  MEDIAFORGE_ADMIN_TOKEN: Text(),
+  MF_TEST_MONGO: Type.Optional(OneOf(['container'])),
+});
+
+export type Env = Static<typeof EnvSchema>;
+export type Mode = 'embedded' | 'single-node' | 'cluster';
+
+/** The validated configuration handed down to every part of the service. */
+export interface Config {
+  mode: Mode;
+  port: number;
+  host: string;
+  /** Absolute base of every URL we hand out; `undefined` until the port is known when PORT=0. */
+  publicBaseUrl: string | undefined;
+  adminToken: string | undefined;
+  mongoUrl: string | undefined;
+  mongoDb: string;
+  natsUrls: string[];
+  nodeId: string;
+  mediaStore: Env['MEDIA_STORE'];
+  mediaDir: string;
+  provider: Env['PROVIDER'];
+  falKey: string | undefined;
+  falQueueUrl: string;
+  providerEndpoints: ProviderEndpoints;
+  providerTimeoutMs: number;
+  providerPollIntervalMs: number;
+  agent: Env['AGENT'];
+  llm: { baseUrl: string | undefined; apiKey: string | undefined; model: string | undefined };
+  webhookRetryDelaysMs: number[];
+  webhookTimeoutMs: number;
+  webhookAllowPrivate: boolean;
+  rateLimitPerMinute: number;
+  exportRatePerMinute: number;
+  exportTimeoutMs: number;
+  exportConcurrency: number;
+  sandboxVideoMs: number;
+  sandboxImageMs: number;
+  sandboxRenderConcurrency: number;
+  logLevel: Env['LOG_LEVEL'];
+  actorPartitions: number;
+  natsReplicas: number;
+  ffmpegPath: string | undefined;
+  ffprobePath: string | undefined;
+  trustProxy: boolean;
+  authFailuresPerMinute: number;
+  auditSink: 'file' | 'mongo';
+  auditDir: string;
+  jobRetentionDays: number;
+}
+
+/** A configuration problem, reported to the operator as one line. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const checker = createChecker(EnvSchema);
+
+/** Parses and validates the environment once; throws ConfigError with a one-line reason. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const checked = checker.check(coerce(env));
+  if (!checked.ok) throw new ConfigError(checked.message);
+  return toConfig(checked.value);
+}
+
+/** Environment strings → typed values, following each property's schema type; the checker judges the rest. */
+function coerce(env: NodeJS.ProcessEnv): Record<string, unknown> {
+  const properties = EnvSchema.properties as Record<string, TSchema & { type?: string }>;
+  const out: Record<string, unknown> = {};
+  for (const [name, schema] of Object.entries(properties)) {
+    const raw = env[name]?.trim();
+    if (raw === undefined || raw === '') continue; // empty means unset, as in most shells' `VAR=`
+    if (schema.type === 'integer') out[name] = /^-?\d+$/.test(raw) ? Number(raw) : raw;
+    else if (schema.type === 'boolean') out[name] = parseBoolean(raw);
+    else out[name] = raw;
+  }
+  return out;
+}
+
+function parseBoolean(raw: string): boolean | string {
+  const lower = raw.toLowerCase();
+  if (['true', '1', 'yes'].includes(lower)) return true;
+  if (['false', '0', 'no'].includes(lower)) return false;
+  return raw;
+}
+
+function toConfig(env: Env): Config {
+  if (env.NATS_URL && !env.MONGO_URL) {
+    throw new ConfigError(
+      'NATS_URL is set without MONGO_URL: cluster mode needs a shared MongoDB (set MONGO_URL, or unset NATS_URL)',
+    );
+  }
+  if (env.MONGO_URL && !env.ADMIN_TOKEN) {
+    throw new ConfigError('ADMIN_TOKEN is required when MONGO_URL is set');
+  }
+  if (env.MONGO_URL && !/^mongodb(\+srv)?:\/\//.test(env.MONGO_URL)) {
+    throw new ConfigError('MONGO_URL must be a mongodb:// or mongodb+srv:// URL');
+  }
+  const mode: Mode = env.NATS_URL ? 'cluster' : env.MONGO_URL ? 'single-node' : 'embedded';
+  return {
+    mode,
+    port: env.PORT,
+    host: env.HOST,
+    publicBaseUrl: env.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
+    adminToken: env.ADMIN_TOKEN,
+    mongoUrl: env.MONGO_URL,
+    mongoDb: env.MONGO_DB,
+    natsUrls: env.NATS_URL ? env.NATS_URL.split(',').map((s) => s.trim()).filter(Boolean) : [],
+    nodeId: env.NODE_ID ?? `${hostname()}-${process.pid}`,
+    mediaStore: env.MEDIA_STORE,
+    mediaDir: env.MEDIA_DIR,
+    provider: env.PROVIDER,
+    falKey: env.FAL_KEY,
+    falQueueUrl: env.FAL_QUEUE_URL.replace(/\/+$/, ''),
+    providerEndpoints: {
+      textToVideo: env.FAL_ENDPOINT_TEXT_TO_VIDEO,
+      imageToVideo: env.FAL_ENDPOINT_IMAGE_TO_VIDEO,
+      fastTextToVideo: env.FAL_ENDPOINT_FAST_TEXT_TO_VIDEO,
+      textToImage: env.FAL_ENDPOINT_TEXT_TO_IMAGE,
+      imageEdit: env.FAL_ENDPOINT_IMAGE_EDIT,
+    },
+    providerTimeoutMs: env.PROVIDER_TIMEOUT_MS,
+    providerPollIntervalMs: env.PROVIDER_POLL_INTERVAL_MS,
+    agent: env.AGENT,
+    llm: { baseUrl: env.LLM_BASE_URL, apiKey: env.LLM_API_KEY, model: env.LLM_MODEL },
+    webhookRetryDelaysMs: env.WEBHOOK_RETRY_DELAYS_MS.split(',').map(Number),
+    webhookTimeoutMs: env.WEBHOOK_TIMEOUT_MS,
+    webhookAllowPrivate: env.WEBHOOK_ALLOW_PRIVATE,
+    rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
+    exportRatePerMinute: env.EXPORT_RATE_PER_MINUTE,
+    exportTimeoutMs: env.EXPORT_TIMEOUT_MS,
+    exportConcurrency: env.EXPORT_CONCURRENCY,
+    sandboxVideoMs: env.SANDBOX_VIDEO_MS,
+    sandboxImageMs: env.SANDBOX_IMAGE_MS,
+    sandboxRenderConcurrency: env.SANDBOX_RENDER_CONCURRENCY,
+    logLevel: env.LOG_LEVEL,
+    actorPartitions: env.ACTOR_PARTITIONS,
+    natsReplicas: env.NATS_REPLICAS,
+    ffmpegPath: env.FFMPEG_PATH,
+    ffprobePath: env.FFPROBE_PATH,
+    trustProxy: env.TRUST_PROXY,
+    authFailuresPerMinute: env.AUTH_FAILURES_PER_MINUTE,
+    auditSink: env.AUDIT_SINK ?? (mode === 'embedded' ? 'file' : 'mongo'),
+    auditDir: env.AUDIT_DIR,
+    jobRetentionDays: env.JOB_RETENTION_DAYS,
+  };
+}
+
+/** Settings of the `mediaforge admin` CLI (it talks to a running service, so it needs none of the above). */
+export function loadCliSettings(env: NodeJS.ProcessEnv = process.env): { url: string; adminToken: string | undefined } {
+  return {
+    url: (env.MEDIAFORGE_URL?.trim() || 'http://127.0.0.1:8080').replace(/\/+$/, ''),
+    adminToken: env.MEDIAFORGE_ADMIN_TOKEN?.trim() || undefined,
+  };
+}

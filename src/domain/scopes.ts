@@ -1,0 +1,23 @@
+/** The API key scopes of spec §5.3. */
+export const SCOPES = [
+  'models:read',
+  'video:write',
+  'image:write',
+  'video-editor:read',
+  'video-editor:write',
+] as const;
+
+export type Scope = (typeof SCOPES)[number];
+
+/** The scope every key carries, whatever it was created with. */
+export const DEFAULT_SCOPE: Scope = 'models:read';
+
+export function isScope(value: unknown): value is Scope {
+  return typeof value === 'string' && (SCOPES as readonly string[]).includes(value);
+}
+
+/** The scopes a key is stored with: the requested ones plus `models:read`, deduplicated, in table order. */
+export function normaliseScopes(requested: readonly Scope[]): Scope[] {
+  const wanted = new Set<Scope>([DEFAULT_SCOPE, ...requested]);
+  return SCOPES.filter((scope) => wanted.has(scope));
+}

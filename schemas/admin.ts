@@ -27,7 +27,12 @@ export const UsersPageResponse = Type.Object({
 
 /** `GET /users` and `GET /audit` paging. */
 export const ListQuery = Type.Object({
-  limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100, errorMessage: 'limit must be an integer from 1 to 1000' }),
+  limit: Type.Integer({
+    minimum: 1,
+    maximum: 1000,
+    default: 100,
+    errorMessage: 'limit must be an integer from 1 to 1000',
+  }),
   cursor: Type.Optional(Type.String({ minLength: 1, errorMessage: 'cursor is invalid' })),
 });
 
@@ -38,7 +43,12 @@ export const CreditGrantBody = Type.Object({
     maximum: 1_000_000_000,
     errorMessage: 'amount must be a non-zero integer',
   }),
-  reason: Type.String({ minLength: 1, maxLength: 200, default: 'admin_grant', errorMessage: 'reason must be 1 to 200 characters' }),
+  reason: Type.String({
+    minLength: 1,
+    maxLength: 200,
+    default: 'admin_grant',
+    errorMessage: 'reason must be 1 to 200 characters',
+  }),
   op_id: Type.Optional(
     Type.String({ minLength: 1, maxLength: 128, errorMessage: 'op_id must be 1 to 128 characters' }),
   ),
@@ -59,11 +69,16 @@ export const LedgerResponse = Type.Object({ entries: Type.Array(LedgerEntrySchem
 
 /** `POST /users/<id>/keys` body. */
 export const CreateKeyBody = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 100, default: 'API key', errorMessage: 'name must be 1 to 100 characters' }),
-  scopes: Type.Array(
-    Type.Union(SCOPES.map((s) => Type.Literal(s))),
-    { maxItems: SCOPES.length * 2, errorMessage: `scopes must be an array of: ${scopeList}` },
-  ),
+  name: Type.String({
+    minLength: 1,
+    maxLength: 100,
+    default: 'API key',
+    errorMessage: 'name must be 1 to 100 characters',
+  }),
+  scopes: Type.Array(Type.Union(SCOPES.map((s) => Type.Literal(s))), {
+    maxItems: SCOPES.length * 2,
+    errorMessage: `scopes must be an array of: ${scopeList}`,
+  }),
 });
 
 export const KeySchema = Type.Object({
@@ -74,7 +89,10 @@ export const KeySchema = Type.Object({
   created_at: Type.String({ format: 'date-time' }),
   revoked_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
 });
-export const CreatedKeyResponse = Type.Object({ key: Type.Omit(KeySchema, ['revoked_at']), api_key: Type.String() });
+export const CreatedKeyResponse = Type.Object({
+  key: Type.Omit(KeySchema, ['revoked_at']),
+  api_key: Type.String(),
+});
 export const KeysResponse = Type.Object({ keys: Type.Array(KeySchema) });
 export const RevokedKeyResponse = Type.Object({ id: Type.String(), revoked: Type.Literal(true) });
 
@@ -83,11 +101,19 @@ export const WebhookBody = Type.Object({
   url: Type.String({ minLength: 1, maxLength: 2048, errorMessage: 'url must be a https URL' }),
 });
 export const WebhookSetResponse = Type.Object({ url: Type.String(), secret: Type.Optional(Type.String()) });
-export const WebhookResponse = Type.Object({ url: Type.Union([Type.String(), Type.Null()]), enabled: Type.Boolean() });
+export const WebhookResponse = Type.Object({
+  url: Type.Union([Type.String(), Type.Null()]),
+  enabled: Type.Boolean(),
+});
 
 /** `GET /audit` query. */
 export const AuditQueryParams = Type.Object({
-  limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100, errorMessage: 'limit must be an integer from 1 to 1000' }),
+  limit: Type.Integer({
+    minimum: 1,
+    maximum: 1000,
+    default: 100,
+    errorMessage: 'limit must be an integer from 1 to 1000',
+  }),
   key_id: Type.Optional(Type.String({ minLength: 1 })),
   kind: Type.Optional(Type.Union([Type.Literal('request'), Type.Literal('webhook_attempt')])),
 });

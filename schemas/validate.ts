@@ -10,7 +10,10 @@ export type Checked<T> = { ok: true; value: T } | { ok: false; message: string; 
  * the schema's property order. A property schema may carry `errorMessage`, used word for word (that is how
  * the spec's exact validation messages are attached to fields); otherwise a readable message is derived.
  */
-export function createChecker<S extends TSchema>(schema: S, options: { label?: (field: string) => string } = {}) {
+export function createChecker<S extends TSchema>(
+  schema: S,
+  options: { label?: (field: string) => string } = {},
+) {
   const validator = Compile(schema);
   const order = Object.keys((schema as { properties?: object }).properties ?? {});
   const label = options.label ?? ((field: string) => field);
@@ -38,11 +41,15 @@ function fieldOf(error: TLocalizedValidationError | undefined): string | undefin
   if (!error) return undefined;
   const fromPath = error.instancePath.split('/')[1];
   if (fromPath) return decodeURIComponent(fromPath);
-  if (error.keyword === 'required') return (error.params as { requiredProperties: string[] }).requiredProperties[0];
+  if (error.keyword === 'required')
+    return (error.params as { requiredProperties: string[] }).requiredProperties[0];
   return undefined;
 }
 
-function pickFirst(failures: TLocalizedValidationError[], order: string[]): TLocalizedValidationError | undefined {
+function pickFirst(
+  failures: TLocalizedValidationError[],
+  order: string[],
+): TLocalizedValidationError | undefined {
   const rank = (error: TLocalizedValidationError) => {
     const field = fieldOf(error);
     const index = field === undefined ? -1 : order.indexOf(field);
@@ -76,7 +83,9 @@ function describe(
   if (!error) return `${name} is invalid`;
   const target = field ? propertySchema(schema, field) : undefined;
   if (error.keyword === 'required') return `${name} is required`;
-  const literals = target?.anyOf?.every((member) => 'const' in member) ? target.anyOf.map((m) => m.const) : target?.enum;
+  const literals = target?.anyOf?.every((member) => 'const' in member)
+    ? target.anyOf.map((m) => m.const)
+    : target?.enum;
   if (literals) return `${name} must be one of ${literals.join(', ')}`;
   const type = Array.isArray(target?.type) ? target.type[0] : target?.type;
   if (type === 'integer' || type === 'number') {

@@ -50,7 +50,8 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
   const clock = deps.clock ?? systemClock;
   const generatedAdminToken = config.adminToken ? undefined : randomBytes(24).toString('base64url');
   const adminToken = config.adminToken ?? generatedAdminToken!;
-  const log = deps.logger ?? createLogger({ level: config.logLevel, nodeId: config.nodeId, secrets: [adminToken] });
+  const log =
+    deps.logger ?? createLogger({ level: config.logLevel, nodeId: config.nodeId, secrets: [adminToken] });
   const closers: Array<() => Promise<void>> = []; // run in reverse order on stop
 
   try {
@@ -75,7 +76,9 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
       createMongoCreditLedger(mongo.client, mongo.db, clock),
     ]);
     const auditSink: AuditSink =
-      config.auditSink === 'file' ? createFileAuditSink({ dir: config.auditDir, clock }) : await createMongoAuditSink(mongo.db);
+      config.auditSink === 'file'
+        ? createFileAuditSink({ dir: config.auditDir, clock })
+        : await createMongoAuditSink(mongo.db);
     const audit = createAuditLog({ sink: auditSink, logger: log });
     closers.push(() => audit.close());
 
@@ -104,10 +107,13 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
       modelsRoute(models),
       accountRoute(users),
       openApiRoute(() => buildOpenApiDocument(router.routes, { version: VERSION, serverUrl: publicBaseUrl })),
-      healthRoute(async () => ({
-        mongo: (await mongo.ping()) ? 'up' : 'down',
-        nats: nats ? nats.health() : 'embedded',
-      }), config.nodeId),
+      healthRoute(
+        async () => ({
+          mongo: (await mongo.ping()) ? 'up' : 'down',
+          nats: nats ? nats.health() : 'embedded',
+        }),
+        config.nodeId,
+      ),
       ...adminRoutes(admin),
     ];
     for (const route of routes) router.add(route);
@@ -117,7 +123,15 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
       port: config.port,
       maxBodyBytes: MAX_BODY_BYTES,
       log,
-      handle: createPipeline({ router, auth, keyLimiter, authFailureLimiter, audit, log, trustProxy: config.trustProxy }),
+      handle: createPipeline({
+        router,
+        auth,
+        keyLimiter,
+        authFailureLimiter,
+        audit,
+        log,
+        trustProxy: config.trustProxy,
+      }),
     });
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`;
     publicBaseUrl ||= url;

@@ -22,7 +22,9 @@ export const EnvSchema = Type.Object({
   PORT: Int({ maximum: 65535, default: 8080 }),
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
   PUBLIC_BASE_URL: Url('PUBLIC_BASE_URL must be an absolute URL, e.g. https://media.example.com'),
-  ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16, errorMessage: 'ADMIN_TOKEN must be at least 16 characters' })),
+  ADMIN_TOKEN: Type.Optional(
+    Type.String({ minLength: 16, errorMessage: 'ADMIN_TOKEN must be at least 16 characters' }),
+  ),
   MONGO_URL: Url('MONGO_URL must be a mongodb:// or mongodb+srv:// URL'),
   MONGO_DB: Type.String({ minLength: 1, default: 'mediaforge' }),
   NATS_URL: Text(),
@@ -33,8 +35,14 @@ export const EnvSchema = Type.Object({
   FAL_KEY: Text(),
   FAL_QUEUE_URL: Type.String({ minLength: 1, default: 'https://queue.fal.run' }),
   FAL_ENDPOINT_TEXT_TO_VIDEO: Type.String({ minLength: 1, default: DEFAULT_PROVIDER_ENDPOINTS.textToVideo }),
-  FAL_ENDPOINT_IMAGE_TO_VIDEO: Type.String({ minLength: 1, default: DEFAULT_PROVIDER_ENDPOINTS.imageToVideo }),
-  FAL_ENDPOINT_FAST_TEXT_TO_VIDEO: Type.String({ minLength: 1, default: DEFAULT_PROVIDER_ENDPOINTS.fastTextToVideo }),
+  FAL_ENDPOINT_IMAGE_TO_VIDEO: Type.String({
+    minLength: 1,
+    default: DEFAULT_PROVIDER_ENDPOINTS.imageToVideo,
+  }),
+  FAL_ENDPOINT_FAST_TEXT_TO_VIDEO: Type.String({
+    minLength: 1,
+    default: DEFAULT_PROVIDER_ENDPOINTS.fastTextToVideo,
+  }),
   FAL_ENDPOINT_TEXT_TO_IMAGE: Type.String({ minLength: 1, default: DEFAULT_PROVIDER_ENDPOINTS.textToImage }),
   FAL_ENDPOINT_IMAGE_EDIT: Type.String({ minLength: 1, default: DEFAULT_PROVIDER_ENDPOINTS.imageEdit }),
   PROVIDER_TIMEOUT_MS: Int({ minimum: 1, default: 600_000 }),
@@ -175,7 +183,11 @@ function toConfig(env: Env): Config {
     adminToken: env.ADMIN_TOKEN,
     mongoUrl: env.MONGO_URL,
     mongoDb: env.MONGO_DB,
-    natsUrls: env.NATS_URL ? env.NATS_URL.split(',').map((s) => s.trim()).filter(Boolean) : [],
+    natsUrls: env.NATS_URL
+      ? env.NATS_URL.split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : [],
     nodeId: env.NODE_ID ?? `${hostname()}-${process.pid}`,
     mediaStore: env.MEDIA_STORE,
     mediaDir: env.MEDIA_DIR,
@@ -217,7 +229,10 @@ function toConfig(env: Env): Config {
 }
 
 /** Settings of the `mediaforge admin` CLI (it talks to a running service, so it needs none of the above). */
-export function loadCliSettings(env: NodeJS.ProcessEnv = process.env): { url: string; adminToken: string | undefined } {
+export function loadCliSettings(env: NodeJS.ProcessEnv = process.env): {
+  url: string;
+  adminToken: string | undefined;
+} {
   return {
     url: (env.MEDIAFORGE_URL?.trim() || 'http://127.0.0.1:8080').replace(/\/+$/, ''),
     adminToken: env.MEDIAFORGE_ADMIN_TOKEN?.trim() || undefined,

@@ -24,7 +24,15 @@ export function createLogger(options: {
       level: options.level,
       base: { node_id: options.nodeId },
       redact: {
-        paths: ['authorization', '*.authorization', 'headers.authorization', 'api_key', '*.api_key', 'secret', '*.secret'],
+        paths: [
+          'authorization',
+          '*.authorization',
+          'headers.authorization',
+          'api_key',
+          '*.api_key',
+          'secret',
+          '*.secret',
+        ],
         censor: '[REDACTED]',
       },
       hooks: { streamWrite: (line) => scrubSecrets(line, secrets) },

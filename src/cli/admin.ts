@@ -34,7 +34,10 @@ export function adminCallFor(args: string[]): AdminCall {
       return {
         method: 'POST',
         path: '/users',
-        body: { email: decodeURIComponent(need(first, '<email>')), ...(values.credits ? { credits: integer(values.credits, '--credits') } : {}) },
+        body: {
+          email: decodeURIComponent(need(first, '<email>')),
+          ...(values.credits ? { credits: integer(values.credits, '--credits') } : {}),
+        },
       };
     case 'user get':
       return { method: 'GET', path: `/users/${need(first, '<user_id>')}` };
@@ -43,7 +46,12 @@ export function adminCallFor(args: string[]): AdminCall {
         method: 'POST',
         path: `/users/${need(first, '<user_id>')}/keys`,
         body: {
-          scopes: values.scopes ? values.scopes.split(',').map((s) => s.trim()).filter(Boolean) : [],
+          scopes: values.scopes
+            ? values.scopes
+                .split(',')
+                .map((s) => s.trim())
+                .filter(Boolean)
+            : [],
           ...(values.name ? { name: values.name } : {}),
         },
       };

@@ -22,6 +22,8 @@ if (command === 'serve') {
 } else if (command === 'admin') {
   process.exitCode = await runAdminCommand(rest);
 } else {
-  process.stderr.write(`${command === 'help' || command === '--help' ? '' : `unknown command: ${command}\n\n`}${USAGE}\n`);
+  process.stderr.write(
+    `${command === 'help' || command === '--help' ? '' : `unknown command: ${command}\n\n`}${USAGE}\n`,
+  );
   process.exitCode = command === 'help' || command === '--help' ? 0 : 2;
 }

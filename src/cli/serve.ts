@@ -50,7 +50,9 @@ function printEmbeddedBanner(app: StartedApp): void {
     '  MediaForge is running in EMBEDDED mode: data is kept in memory only and is LOST when it stops.',
     '  Set MONGO_URL (and ADMIN_TOKEN) to keep data.',
     '',
-    app.generatedAdminToken ? `  admin token:  ${app.generatedAdminToken}` : '  admin token:  (from ADMIN_TOKEN)',
+    app.generatedAdminToken
+      ? `  admin token:  ${app.generatedAdminToken}`
+      : '  admin token:  (from ADMIN_TOKEN)',
   ];
   if (app.demo) {
     lines.push(

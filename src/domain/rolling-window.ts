@@ -50,8 +50,13 @@ export class RollingWindowLimiter {
     const second = Math.floor(this.now() / 1000);
     let state = this.buckets.get(key);
     if (!state) {
-      if (!count) return { allowed: true, limit: this.limit, remaining: this.limit, resetAt: second, retryAfter: 0 };
-      state = { counts: new Uint32Array(WINDOW_SECONDS), seconds: new Float64Array(WINDOW_SECONDS).fill(-1), total: 0 };
+      if (!count)
+        return { allowed: true, limit: this.limit, remaining: this.limit, resetAt: second, retryAfter: 0 };
+      state = {
+        counts: new Uint32Array(WINDOW_SECONDS),
+        seconds: new Float64Array(WINDOW_SECONDS).fill(-1),
+        total: 0,
+      };
       this.buckets.set(key, state);
     }
     this.expire(state, second);
@@ -84,11 +89,19 @@ export class RollingWindowLimiter {
     }
   }
 
-  private oldestSecond(state: { seconds: Float64Array; counts: Uint32Array }, second: number): number | undefined {
+  private oldestSecond(
+    state: { seconds: Float64Array; counts: Uint32Array },
+    second: number,
+  ): number | undefined {
     let oldest: number | undefined;
     for (let slot = 0; slot < WINDOW_SECONDS; slot++) {
       const at = state.seconds[slot]!;
-      if (at >= 0 && state.counts[slot]! > 0 && at > second - WINDOW_SECONDS && (oldest === undefined || at < oldest))
+      if (
+        at >= 0 &&
+        state.counts[slot]! > 0 &&
+        at > second - WINDOW_SECONDS &&
+        (oldest === undefined || at < oldest)
+      )
         oldest = at;
     }
     return oldest;

@@ -40,7 +40,10 @@ export function readQuery<S extends TSchema>(
   return checkOrThrow(checker, values);
 }
 
-function checkOrThrow<S extends TSchema>(checker: ReturnType<typeof createChecker<S>>, value: unknown): Static<S> {
+function checkOrThrow<S extends TSchema>(
+  checker: ReturnType<typeof createChecker<S>>,
+  value: unknown,
+): Static<S> {
   const checked = checker.check(value);
   if (!checked.ok) throw new AppError('bad_request', checked.message);
   return checked.value;

@@ -4,7 +4,12 @@ import { AppError } from '../domain/errors.ts';
 import type { RollingWindowLimiter, WindowDecision } from '../domain/rolling-window.ts';
 import type { AuditLog } from '../services/audit-log.ts';
 import type { Authenticator } from '../services/authenticator.ts';
-import type { IncomingRequest, OutgoingResponse, RequestHandler } from './server.ts';
+import {
+  ClientGoneError,
+  type IncomingRequest,
+  type OutgoingResponse,
+  type RequestHandler,
+} from './server.ts';
 import type { HttpMethod, KeyPrincipal, Reply, RequestContext, RouteAuth } from './route.ts';
 import type { Router } from './router.ts';
 import { clientAddress } from './client-address.ts';
@@ -43,6 +48,19 @@ export function createPipeline(deps: PipelineDeps): RequestHandler {
       if (room !== true) await room;
     }
     const ip = clientAddress(request, deps.trustProxy);
+    if (log.isLevelEnabled('debug')) {
+      // Headers and query may hold keys and tokens: the logger redacts them by field and by shape.
+      log.debug(
+        {
+          request_id: requestId,
+          method: request.method,
+          path: request.path,
+          query: request.rawQuery,
+          headers: request.headers,
+        },
+        'request',
+      );
+    }
     const state: { principal: KeyPrincipal | null; limit: WindowDecision | undefined } = {
       principal: null,
       limit: undefined,
@@ -55,8 +73,13 @@ export function createPipeline(deps: PipelineDeps): RequestHandler {
       result = errorReply(error, requestId, log);
     }
 
-    const headers: Record<string, string> = { 'content-type': JSON_TYPE, 'x-request-id': requestId, ...result.headers };
-    if (state.limit && request.path.startsWith('/api/v1')) Object.assign(headers, rateLimitHeaders(state.limit));
+    const headers: Record<string, string> = {
+      'content-type': JSON_TYPE,
+      'x-request-id': requestId,
+      ...result.headers,
+    };
+    if (state.limit && request.path.startsWith('/api/v1'))
+      Object.assign(headers, rateLimitHeaders(state.limit));
     const response: OutgoingResponse = { status: result.status, headers, body: JSON.stringify(result.body) };
 
     if (audited) {
@@ -88,11 +111,18 @@ export function createPipeline(deps: PipelineDeps): RequestHandler {
     const guard: RouteAuth = match.kind === 'found' ? match.route.auth : implicitAuth(request.path);
 
     if (guard.kind === 'key') {
-      state.principal = await authenticate(ip, state, () => auth.authenticateKey(request.headers.authorization));
+      state.principal = await authenticate(ip, state, () =>
+        auth.authenticateKey(request.headers.authorization),
+      );
       const decision = deps.keyLimiter.hit(state.principal.keyId);
       state.limit = decision;
       if (!decision.allowed) {
-        throw new AppError('rate_limited', 'Rate limit exceeded', {}, { 'retry-after': String(decision.retryAfter) });
+        throw new AppError(
+          'rate_limited',
+          'Rate limit exceeded',
+          {},
+          { 'retry-after': String(decision.retryAfter) },
+        );
       }
       if (guard.scope && !state.principal.scopes.includes(guard.scope)) {
         throw new AppError('forbidden', `Missing required scope: ${guard.scope}`);
@@ -143,7 +173,8 @@ export function createPipeline(deps: PipelineDeps): RequestHandler {
     try {
       return await attempt();
     } catch (error) {
-      if (error instanceof AppError && error.code === 'unauthorized') state.limit = deps.authFailureLimiter.hit(ip);
+      if (error instanceof AppError && error.code === 'unauthorized')
+        state.limit = deps.authFailureLimiter.hit(ip);
       throw error;
     }
   }
@@ -165,7 +196,10 @@ function rateLimitHeaders(decision: WindowDecision): Record<string, string> {
 
 /** The one error envelope: AppErrors as `{ error, ...fields }`; anything else is a logged, opaque 500. */
 function errorReply(error: unknown, requestId: string, log: Logger): Reply {
-  if (error instanceof AppError) return { status: error.status, body: error.toBody(), headers: error.headers };
+  if (error instanceof AppError)
+    return { status: error.status, body: error.toBody(), headers: error.headers };
+  // Nobody is left to answer; 499 (nginx's "client closed request") is what the audit log records.
+  if (error instanceof ClientGoneError) return { status: 499, body: { error: 'Client closed request' } };
   log.error({ err: error, request_id: requestId }, 'unhandled error');
   return { status: 500, body: { error: 'Internal server error', request_id: requestId } };
 }

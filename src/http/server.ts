@@ -62,10 +62,11 @@ export function startHttpServer(options: {
     const rawQuery = req.getQuery() ?? '';
     const remoteAddress = decoder.decode(res.getRemoteAddressAsText());
     let aborted = false;
+    const body = METHODS_WITH_BODY.has(method) ? readBody(res, headers, maxBodyBytes) : emptyBody;
     res.onAborted(() => {
       aborted = true;
+      body.abort(); // a handler waiting for the rest of the body must not wait forever
     });
-    const body = METHODS_WITH_BODY.has(method) ? readBody(res, headers, maxBodyBytes) : emptyBody;
     inFlight++;
     const request: IncomingRequest = {
       method,
@@ -123,16 +124,30 @@ export function startHttpServer(options: {
 interface BodyReader {
   read(): Promise<Buffer>;
   complete(): boolean;
+  abort(): void;
 }
 
-const emptyBody: BodyReader = { read: () => Promise.resolve(Buffer.alloc(0)), complete: () => true };
+const emptyBody: BodyReader = {
+  read: () => Promise.resolve(Buffer.alloc(0)),
+  complete: () => true,
+  abort: () => undefined,
+};
+
+/** Raised to a handler still reading the body of a request whose client has gone. */
+export class ClientGoneError extends Error {
+  constructor() {
+    super('client closed the connection');
+  }
+}
 
 /** Starts buffering the body at once (uWebSockets.js needs onData attached synchronously). */
 function readBody(res: uws.HttpResponse, headers: Record<string, string>, limit: number): BodyReader {
   let complete = false;
+  let abort: () => void = () => undefined;
   const declared = Number(headers['content-length']);
   const tooLarge = () => new AppError('payload_too_large', `Request body too large (max ${limit} bytes)`);
   const promise = new Promise<Buffer>((resolve, reject) => {
+    abort = () => reject(new ClientGoneError());
     if (Number.isFinite(declared) && declared > limit) {
       // Do not read what was announced as too large; the connection is closed after the 413.
       res.onData(() => undefined);
@@ -156,7 +171,7 @@ function readBody(res: uws.HttpResponse, headers: Record<string, string>, limit:
     });
   });
   promise.catch(() => undefined); // a handler that never reads the body must not leave an unhandled rejection
-  return { read: () => promise, complete: () => complete };
+  return { read: () => promise, complete: () => complete, abort: () => abort() };
 }
 
 function write(res: uws.HttpResponse, response: OutgoingResponse): void {

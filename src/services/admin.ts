@@ -5,7 +5,14 @@ import { generateApiKey } from '../domain/api-key.ts';
 import { normaliseScopes, type Scope } from '../domain/scopes.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { AuditQuery, AuditSink } from '../domain/audit.ts';
-import type { ApiKeyRecord, ApiKeysRepository, CreditLedger, LedgerEntry, UserRecord, UsersRepository } from './repositories.ts';
+import type {
+  ApiKeyRecord,
+  ApiKeysRepository,
+  CreditLedger,
+  LedgerEntry,
+  UserRecord,
+  UsersRepository,
+} from './repositories.ts';
 import type { Authenticator } from './authenticator.ts';
 
 /** The user shape of every admin answer. */
@@ -70,7 +77,12 @@ export function createAdminService(deps: {
   return {
     /** Creates a user; an opening balance is a ledger grant like any other, so the ledger explains it. */
     async createUser(input: { email: string; credits: number }) {
-      const user: UserRecord = { id: newId('usr'), email: input.email.toLowerCase(), credits: 0, created_at: new Date(clock.now()) };
+      const user: UserRecord = {
+        id: newId('usr'),
+        email: input.email.toLowerCase(),
+        credits: 0,
+        created_at: new Date(clock.now()),
+      };
       if ((await users.create(user)) === 'email_taken') {
         throw new AppError('conflict', 'A user with this email already exists');
       }

@@ -24,7 +24,11 @@ export interface Authenticator {
  * Keys are looked up by hash; valid keys are cached for two seconds, so the hot path costs no database
  * round trip. A revocation on this node takes effect immediately; on other nodes within the TTL.
  */
-export function createAuthenticator(deps: { keys: ApiKeysRepository; adminToken: string; clock: Clock }): Authenticator {
+export function createAuthenticator(deps: {
+  keys: ApiKeysRepository;
+  adminToken: string;
+  clock: Clock;
+}): Authenticator {
   const cache = new Map<string, { principal: KeyPrincipal; expiresAt: number }>();
 
   return {
@@ -57,7 +61,8 @@ export function createAuthenticator(deps: { keys: ApiKeysRepository; adminToken:
 
 /** The token of a `Bearer` header; 401 `Missing Authorization header` when there is none. */
 function bearerToken(authorization: string | undefined): string {
-  if (!authorization || authorization.trim() === '') throw new AppError('unauthorized', MISSING_AUTHORIZATION);
+  if (!authorization || authorization.trim() === '')
+    throw new AppError('unauthorized', MISSING_AUTHORIZATION);
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
   return match ? match[1]! : '';
 }

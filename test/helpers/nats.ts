@@ -26,7 +26,8 @@ export function natsServerAvailable(): boolean {
  */
 export function skipWithoutNats(): string | false {
   if (natsServerAvailable() || process.env.MF_REQUIRE_NATS === '1') return false;
-  const notice = 'nats-server is not on PATH: skipping tests that need it (set MF_REQUIRE_NATS=1 to fail instead)';
+  const notice =
+    'nats-server is not on PATH: skipping tests that need it (set MF_REQUIRE_NATS=1 to fail instead)';
   console.warn(`\n*** ${notice} ***\n`);
   return notice;
 }

@@ -9,7 +9,11 @@ export interface WatchedProcess {
 }
 
 /** Spawns a command, collecting stdout and stderr line by line. */
-export function watchProcess(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): WatchedProcess {
+export function watchProcess(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): WatchedProcess {
   const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   const waiters = new Set<(line: string) => void>();
@@ -38,7 +42,10 @@ export function watchProcess(command: string, args: string[], env: NodeJS.Proces
         if (match) finish(() => resolve(match));
       };
       const timer = setTimeout(
-        () => finish(() => reject(new Error(`timed out waiting for ${pattern} from ${command}:\n${lines.join('\n')}`))),
+        () =>
+          finish(() =>
+            reject(new Error(`timed out waiting for ${pattern} from ${command}:\n${lines.join('\n')}`)),
+          ),
         timeoutMs,
       );
       const onExit = () =>
@@ -57,7 +64,11 @@ export function watchProcess(command: string, args: string[], env: NodeJS.Proces
 }
 
 /** Sends a signal and waits for the process to exit, escalating to SIGKILL after a grace period. */
-export async function stopProcess(proc: WatchedProcess, signal: NodeJS.Signals = 'SIGTERM', graceMs = 10_000) {
+export async function stopProcess(
+  proc: WatchedProcess,
+  signal: NodeJS.Signals = 'SIGTERM',
+  graceMs = 10_000,
+) {
   if (proc.child.exitCode !== null || proc.child.signalCode !== null) return proc.exited;
   proc.child.kill(signal);
   const timer = setTimeout(() => proc.child.kill('SIGKILL'), graceMs);

@@ -31,7 +31,10 @@ export function startEmbeddedMongo(): Promise<EmbeddedMongo> {
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return new Promise((resolve, reject) => {
     let output = '';
-    const timer = setTimeout(() => fail(new Error(`jongodb did not start within ${STARTUP_TIMEOUT_MS} ms`)), STARTUP_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => fail(new Error(`jongodb did not start within ${STARTUP_TIMEOUT_MS} ms`)),
+      STARTUP_TIMEOUT_MS,
+    );
     const onData = (chunk: Buffer) => {
       output += chunk.toString('utf8');
       const match = /JONGODB_URI=(\S+)/.exec(output);

@@ -3,7 +3,11 @@ import type { ApiKeyRecord, ApiKeysRepository } from '../../services/repositorie
 
 type ApiKeyDoc = Omit<ApiKeyRecord, 'id'> & { _id: string };
 
-const toRecord = ({ _id, ...rest }: ApiKeyDoc): ApiKeyRecord => ({ id: _id, ...rest, webhook: rest.webhook ?? null });
+const toRecord = ({ _id, ...rest }: ApiKeyDoc): ApiKeyRecord => ({
+  id: _id,
+  ...rest,
+  webhook: rest.webhook ?? null,
+});
 
 /** API keys in the `api_keys` collection, found by the SHA-256 of the key. */
 export async function createMongoApiKeys(db: Db): Promise<ApiKeysRepository> {

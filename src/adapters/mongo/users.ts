@@ -27,7 +27,13 @@ export async function createMongoUsers(db: Db): Promise<UsersRepository> {
   return {
     async create(user) {
       try {
-        await users.insertOne({ _id: user.id, email: user.email, credits: user.credits, ledger_seq: 0, created_at: user.created_at });
+        await users.insertOne({
+          _id: user.id,
+          email: user.email,
+          credits: user.credits,
+          ledger_seq: 0,
+          created_at: user.created_at,
+        });
         return 'created';
       } catch (error) {
         if (isDuplicateKeyError(error)) return 'email_taken';
@@ -40,7 +46,12 @@ export async function createMongoUsers(db: Db): Promise<UsersRepository> {
     },
     async list(limit, after) {
       const filter = after
-        ? { $or: [{ created_at: { $gt: after.created_at } }, { created_at: after.created_at, _id: { $gt: after.id } }] }
+        ? {
+            $or: [
+              { created_at: { $gt: after.created_at } },
+              { created_at: after.created_at, _id: { $gt: after.id } },
+            ],
+          }
         : {};
       const docs = await users.find(filter).sort({ created_at: 1, _id: 1 }).limit(limit).toArray();
       return docs.map(toRecord);

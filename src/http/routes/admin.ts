@@ -49,7 +49,11 @@ export function adminRoutes(service: AdminService): RouteDefinition[] {
       tags,
       summary: 'Create a user',
       body: CreateUserBody,
-      responses: { 201: { description: 'Created', schema: UserResponse }, 409: { description: 'Email exists' }, ...errors },
+      responses: {
+        201: { description: 'Created', schema: UserResponse },
+        409: { description: 'Email exists' },
+        ...errors,
+      },
       handle: async (ctx) => reply(201, await service.createUser(await readBody(ctx, createUser))),
     },
     {
@@ -86,7 +90,8 @@ export function adminRoutes(service: AdminService): RouteDefinition[] {
         402: { description: 'The balance would go below 0', schema: ErrorSchema },
         ...errors,
       },
-      handle: async (ctx) => reply(200, await service.grantCredits(ctx.params.user_id!, await readBody(ctx, grant))),
+      handle: async (ctx) =>
+        reply(200, await service.grantCredits(ctx.params.user_id!, await readBody(ctx, grant))),
     },
     {
       method: 'GET',
@@ -106,7 +111,8 @@ export function adminRoutes(service: AdminService): RouteDefinition[] {
       summary: 'Create an API key (shown once)',
       body: CreateKeyBody,
       responses: { 201: { description: 'The key and its secret', schema: CreatedKeyResponse }, ...errors },
-      handle: async (ctx) => reply(201, await service.createKey(ctx.params.user_id!, await readBody(ctx, createKey))),
+      handle: async (ctx) =>
+        reply(201, await service.createKey(ctx.params.user_id!, await readBody(ctx, createKey))),
     },
     {
       method: 'GET',

@@ -46,14 +46,20 @@ export function accountRoute(users: UsersRepository): RouteDefinition {
 }
 
 /** `GET /healthz` — no auth; 503 when a dependency is down. */
-export function healthRoute(check: () => Promise<{ mongo: 'up' | 'down'; nats: 'up' | 'down' | 'embedded' }>, nodeId: string): RouteDefinition {
+export function healthRoute(
+  check: () => Promise<{ mongo: 'up' | 'down'; nats: 'up' | 'down' | 'embedded' }>,
+  nodeId: string,
+): RouteDefinition {
   return {
     method: 'GET',
     path: '/healthz',
     auth: { kind: 'none' },
     tags: ['health'],
     summary: 'Liveness and dependency health',
-    responses: { 200: { description: 'Healthy', schema: HealthResponse }, 503: { description: 'A dependency is down' } },
+    responses: {
+      200: { description: 'Healthy', schema: HealthResponse },
+      503: { description: 'A dependency is down' },
+    },
     handle: async () => {
       const status = await check();
       const ok = status.mongo === 'up' && status.nats !== 'down';

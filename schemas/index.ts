@@ -1,0 +1,13 @@
+export { ErrorSchema, type ErrorBody } from './common.ts';
+export {
+  CreditsVideoSchema,
+  CreditsImageSchema,
+  ModelParamSchema,
+  ModelSchema,
+  ModelsResponseSchema,
+  type CreditsVideo,
+  type CreditsImage,
+  type ModelParam,
+  type Model,
+  type ModelsResponse,
+} from './models.ts';

@@ -1,0 +1,1 @@
+export { createFileAuditSink, auditFileName, type FileAuditSinkOptions } from './file-sink.ts';

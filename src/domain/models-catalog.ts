@@ -1,0 +1,235 @@
+import type { CreditsImage, CreditsVideo, Model, ModelParam } from '../../schemas/models.ts';
+
+/** The phase-1 model ids (spec §2.1). */
+export const MODEL_IDS = {
+  video: 'vidmodel-2.0',
+  videoFast: 'vidmodel-2.0-fast',
+  image: 'imgmodel-2',
+} as const;
+
+/** One of the phase-1 model ids. */
+export type ModelId = (typeof MODEL_IDS)[keyof typeof MODEL_IDS];
+
+/** Display names, which job reads answer in `model` (spec §2.3). */
+export const MODEL_NAMES: Readonly<Record<ModelId, string>> = {
+  'vidmodel-2.0': 'VidModel 2.0',
+  'vidmodel-2.0-fast': 'VidModel 2.0 Fast',
+  'imgmodel-2': 'ImgModel 2',
+};
+
+/** Label of the configured media provider. */
+export type ProviderLabel = 'sandbox' | 'fal';
+
+/** Upstream endpoint id per capability; the webhook body's `model` is the one that served the job. */
+export interface ProviderEndpoints {
+  textToVideo: string;
+  imageToVideo: string;
+  fastTextToVideo: string;
+  textToImage: string;
+  imageEdit: string;
+}
+
+/** Endpoint ids used unless a deployment overrides them (`FAL_ENDPOINT_<CAPABILITY>`). */
+export const DEFAULT_PROVIDER_ENDPOINTS: Readonly<ProviderEndpoints> = {
+  textToVideo: 'fal-ai/vidmodel-2.0/text-to-video',
+  imageToVideo: 'fal-ai/vidmodel-2.0/image-to-video',
+  fastTextToVideo: 'fal-ai/vidmodel-2.0/fast/text-to-video',
+  textToImage: 'fal-ai/nano-banana',
+  imageEdit: 'fal-ai/nano-banana/edit',
+};
+
+// The request-field rules of spec §4.2 / §4.3 live here so the catalogue and the request schemas agree.
+
+/** Longest accepted prompt, in characters (both routes). */
+export const PROMPT_MAX_LENGTH = 4000;
+/** Accepted `duration_seconds` values, in the spec's order (which its error message repeats). */
+export const VIDEO_DURATIONS_SECONDS = [4, 5, 6, 8, 10, 15] as const;
+/** Accepted video `aspect_ratio` values, in the spec's order. */
+export const VIDEO_ASPECT_RATIOS = ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'] as const;
+/** Accepted video `resolution` values. */
+export const VIDEO_RESOLUTIONS = ['480p', '720p'] as const;
+/** Accepted image `aspect_ratio` values, in the spec's order. */
+export const IMAGE_ASPECT_RATIOS = ['1:1', '16:9', '9:16', '4:3', '3:4'] as const;
+/** Most reference images an image request may carry. */
+export const IMAGE_REFERENCE_URLS_MAX = 9;
+/** Most images one image request may ask for. */
+export const IMAGES_PER_REQUEST_MAX = 4;
+
+/** A video `resolution` value. */
+export type VideoResolution = (typeof VIDEO_RESOLUTIONS)[number];
+
+/**
+ * Credits per second of video, audio included (spec §8). The fast 480p rate is not in the spec; CONTRACT §4
+ * fixes it at 81 (the standard 480p/720p ratio applied to 181, rounded).
+ */
+export const VIDEO_CREDITS_PER_SECOND: Readonly<
+  Record<'standard' | 'fast', Record<VideoResolution, number>>
+> = {
+  standard: { '480p': 101, '720p': 227 },
+  fast: { '480p': 81, '720p': 181 },
+};
+
+/** Extra credits per second when audio is generated: zero, since the rates above already include it. */
+export const VIDEO_AUDIO_SURCHARGE_PER_SECOND = 0;
+
+/** Credits per generated image (spec §8). */
+export const IMAGE_CREDITS_PER_IMAGE = 50;
+
+/** What a video request is priced on. */
+export interface VideoPriceInput {
+  fast: boolean;
+  resolution: VideoResolution;
+  durationSeconds: number;
+  /** Defaults to true, as the request field does. */
+  generateAudio?: boolean;
+}
+
+/** Credits per second of one video model at one resolution, audio surcharge excluded. */
+export function videoCreditsPerSecond(fast: boolean, resolution: VideoResolution): number {
+  return VIDEO_CREDITS_PER_SECOND[fast ? 'fast' : 'standard'][resolution];
+}
+
+/** The full credit cost of a video request. */
+export function videoCost(input: VideoPriceInput): number {
+  const surcharge = (input.generateAudio ?? true) ? VIDEO_AUDIO_SURCHARGE_PER_SECOND : 0;
+  return (videoCreditsPerSecond(input.fast, input.resolution) + surcharge) * input.durationSeconds;
+}
+
+/** The credit cost of an image request. */
+export function imageCost(numImages: number): number {
+  return IMAGE_CREDITS_PER_IMAGE * numImages;
+}
+
+/** Input of {@link buildModelsCatalog}. */
+export interface ModelsCatalogOptions {
+  provider: ProviderLabel;
+  endpoints: ProviderEndpoints;
+}
+
+/** The `GET /api/v1/models` list of CONTRACT §5, for the configured provider and endpoints. */
+export function buildModelsCatalog(options: ModelsCatalogOptions): Model[] {
+  const { provider, endpoints } = options;
+  return [
+    {
+      id: MODEL_IDS.video,
+      type: 'video',
+      name: MODEL_NAMES[MODEL_IDS.video],
+      provider,
+      description:
+        'Standard video model: turns a text prompt, or a prompt plus a still image, into a 4 to 15 second clip with native sound effects and ambient audio.',
+      capabilities: ['text-to-video', 'image-to-video'],
+      provider_endpoints: {
+        'text-to-video': endpoints.textToVideo,
+        'image-to-video': endpoints.imageToVideo,
+      },
+      params: videoParams(false),
+      credits: videoCredits(false),
+    },
+    {
+      id: MODEL_IDS.videoFast,
+      type: 'video',
+      name: MODEL_NAMES[MODEL_IDS.videoFast],
+      provider,
+      description:
+        'Faster, cheaper text-to-video variant of VidModel 2.0, chosen with `fast: true` on the video generate route; it does not take an input image.',
+      capabilities: ['text-to-video'],
+      provider_endpoints: { 'text-to-video': endpoints.fastTextToVideo },
+      params: videoParams(true),
+      credits: videoCredits(true),
+    },
+    {
+      id: MODEL_IDS.image,
+      type: 'image',
+      name: MODEL_NAMES[MODEL_IDS.image],
+      provider,
+      description:
+        'Image model that generates up to 4 images from a text prompt, or edits and combines up to 9 reference images when `image_urls` is given.',
+      capabilities: ['text-to-image', 'image-edit'],
+      provider_endpoints: {
+        'text-to-image': endpoints.textToImage,
+        'image-edit': endpoints.imageEdit,
+      },
+      params: imageParams(),
+      credits: { per_image: IMAGE_CREDITS_PER_IMAGE } satisfies CreditsImage,
+    },
+  ];
+}
+
+function videoCredits(fast: boolean): CreditsVideo {
+  return {
+    base_per_second: videoCreditsPerSecond(fast, '720p'),
+    per_second_by_resolution: {
+      '480p': videoCreditsPerSecond(fast, '480p'),
+      '720p': videoCreditsPerSecond(fast, '720p'),
+    },
+    audio_surcharge_per_second: VIDEO_AUDIO_SURCHARGE_PER_SECOND,
+    example_5s_with_audio: videoCost({ fast, resolution: '720p', durationSeconds: 5, generateAudio: true }),
+  };
+}
+
+const PROMPT_PARAM: Readonly<ModelParam> = {
+  type: 'string',
+  required: true,
+  min_length: 1,
+  max_length: PROMPT_MAX_LENGTH,
+};
+
+const SEED_PARAM: Readonly<ModelParam> = {
+  type: 'integer',
+  description: 'Random when omitted; set it for reproducible output.',
+};
+
+// Both video models share one route (POST /api/v1/video/vidmodel-2/generate); `fast` picks between them.
+function videoParams(fast: boolean): Record<string, ModelParam> {
+  const imageUrl: Record<string, ModelParam> = fast
+    ? {}
+    : {
+        image_url: {
+          type: 'string',
+          format: 'https-url',
+          description: 'When present, runs image-to-video; cannot be combined with `fast: true`.',
+        },
+      };
+  return {
+    prompt: { ...PROMPT_PARAM },
+    ...imageUrl,
+    fast: fast
+      ? {
+          type: 'boolean',
+          required: true,
+          allowed: [true],
+          description: 'Selects this model on POST /api/v1/video/vidmodel-2/generate (text-to-video only).',
+        }
+      : {
+          type: 'boolean',
+          default: false,
+          allowed: [false],
+          description: '`true` selects vidmodel-2.0-fast instead.',
+        },
+    duration_seconds: { type: 'integer', default: 5, allowed: [...VIDEO_DURATIONS_SECONDS] },
+    aspect_ratio: { type: 'string', default: '16:9', allowed: [...VIDEO_ASPECT_RATIOS] },
+    resolution: { type: 'string', default: '720p', allowed: [...VIDEO_RESOLUTIONS] },
+    generate_audio: {
+      type: 'boolean',
+      default: true,
+      description: 'Native sound-effect and ambient audio; included in the per-second rate.',
+    },
+    seed: { ...SEED_PARAM },
+  };
+}
+
+function imageParams(): Record<string, ModelParam> {
+  return {
+    prompt: { ...PROMPT_PARAM },
+    image_urls: {
+      type: 'array',
+      items: { type: 'string', format: 'https-url' },
+      default: [],
+      max_items: IMAGE_REFERENCE_URLS_MAX,
+      description: 'Reference images; a non-empty list (1 to 9) runs the edit mode.',
+    },
+    num_images: { type: 'integer', default: 1, min: 1, max: IMAGES_PER_REQUEST_MAX },
+    aspect_ratio: { type: 'string', default: '1:1', allowed: [...IMAGE_ASPECT_RATIOS] },
+    seed: { ...SEED_PARAM },
+  };
+}

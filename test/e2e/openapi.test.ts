@@ -1,0 +1,49 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { startMongo, type TestMongo } from '../helpers/mongo.ts';
+import { startService, call, adminClient, type RunningService } from '../helpers/service.ts';
+
+describe('GET /api/v1/openapi.json', () => {
+  let mongo: TestMongo;
+  let service: RunningService;
+  let apiKey: string;
+  before(async () => {
+    mongo = await startMongo();
+    service = await startService({ MONGO_URL: mongo.uri });
+    const admin = adminClient(service);
+    apiKey = (await admin.createKey(await admin.createUser('openapi@example.com'))).apiKey;
+  });
+  after(async () => {
+    await service?.stop();
+    await mongo?.stop();
+  });
+
+  it('serves a valid OpenAPI 3.1 document of every /api/v1 route and nothing else', async () => {
+    const answer = await call<{ openapi: string; paths: Record<string, Record<string, unknown>> }>(
+      service.url,
+      'GET',
+      '/api/v1/openapi.json',
+      { token: apiKey },
+    );
+    assert.equal(answer.status, 200);
+    const validator = new Validator();
+    const result = await validator.validate(answer.body as unknown as Record<string, unknown>);
+    assert.deepEqual(result.errors ?? [], []);
+    assert.equal(result.valid, true);
+    assert.equal(validator.version, '3.1');
+    assert.deepEqual(Object.keys(answer.body.paths).sort(), ['/api/v1/account', '/api/v1/models', '/api/v1/openapi.json']);
+    assert.ok(answer.body.paths['/api/v1/models']!.get, 'GET /api/v1/models is described');
+  });
+
+  it('describes the models response with the same schema the catalogue is checked against', async () => {
+    const answer = await call<{ paths: Record<string, { get: { responses: Record<string, { content?: object }> } }> }>(
+      service.url,
+      'GET',
+      '/api/v1/openapi.json',
+      { token: apiKey },
+    );
+    const ok = answer.body.paths['/api/v1/models']!.get.responses['200']!;
+    assert.ok(ok.content, 'the 200 answer has a JSON schema');
+  });
+});

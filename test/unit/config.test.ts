@@ -1,0 +1,69 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { loadConfig, ConfigError } from '../../src/config.ts';
+
+const refused = (env: Record<string, string>, message: RegExp) =>
+  assert.throws(() => loadConfig(env), (error: unknown) => error instanceof ConfigError && message.test(error.message));
+
+describe('loadConfig', () => {
+  it('applies the documented defaults in embedded mode', () => {
+    const config = loadConfig({});
+    assert.equal(config.mode, 'embedded');
+    assert.equal(config.port, 8080);
+    assert.equal(config.host, '127.0.0.1');
+    assert.equal(config.rateLimitPerMinute, 60);
+    assert.equal(config.authFailuresPerMinute, 100);
+    assert.deepEqual(config.webhookRetryDelaysMs, [30000, 120000, 600000]);
+    assert.equal(config.auditSink, 'file');
+    assert.equal(config.providerTimeoutMs, 600000);
+    assert.equal(config.actorPartitions, 64);
+    assert.equal(config.trustProxy, false);
+    assert.equal(config.providerEndpoints.textToVideo, 'fal-ai/vidmodel-2.0/text-to-video');
+  });
+
+  it('chooses single-node and cluster modes from MONGO_URL and NATS_URL', () => {
+    const single = loadConfig({ MONGO_URL: 'mongodb://db:27017', ADMIN_TOKEN: 'x'.repeat(20) });
+    assert.equal(single.mode, 'single-node');
+    assert.equal(single.auditSink, 'mongo');
+    const cluster = loadConfig({
+      MONGO_URL: 'mongodb://db:27017',
+      ADMIN_TOKEN: 'x'.repeat(20),
+      NATS_URL: 'nats://a:4222, nats://b:4222',
+    });
+    assert.equal(cluster.mode, 'cluster');
+    assert.deepEqual(cluster.natsUrls, ['nats://a:4222', 'nats://b:4222']);
+  });
+
+  it('parses integers, booleans and lists from strings', () => {
+    const config = loadConfig({
+      PORT: '0',
+      TRUST_PROXY: 'true',
+      WEBHOOK_ALLOW_PRIVATE: '1',
+      WEBHOOK_RETRY_DELAYS_MS: '10,20',
+      RATE_LIMIT_PER_MINUTE: '1000',
+    });
+    assert.equal(config.port, 0);
+    assert.equal(config.trustProxy, true);
+    assert.equal(config.webhookAllowPrivate, true);
+    assert.deepEqual(config.webhookRetryDelaysMs, [10, 20]);
+    assert.equal(config.rateLimitPerMinute, 1000);
+  });
+
+  it('treats empty variables as unset', () => {
+    assert.equal(loadConfig({ PORT: '', MONGO_URL: '' }).port, 8080);
+  });
+
+  it('names the variable and the rule in each refusal', () => {
+    refused({ PORT: 'abc' }, /^PORT must be an integer$/);
+    refused({ PORT: '70000' }, /^PORT must be an integer at least 0 and at most 65535$/);
+    refused({ RATE_LIMIT_PER_MINUTE: '0' }, /^RATE_LIMIT_PER_MINUTE must be an integer at least 1/);
+    refused({ TRUST_PROXY: 'maybe' }, /^TRUST_PROXY must be a boolean$/);
+    refused({ PROVIDER: 'other' }, /^PROVIDER must be one of sandbox, fal$/);
+    refused({ AUDIT_SINK: 'syslog' }, /^AUDIT_SINK must be one of file, mongo$/);
+    refused({ WEBHOOK_RETRY_DELAYS_MS: '30s' }, /^WEBHOOK_RETRY_DELAYS_MS must be a comma-separated list/);
+    refused({ MONGO_URL: 'postgres://x', ADMIN_TOKEN: 'x'.repeat(20) }, /^MONGO_URL must be a mongodb/);
+    refused({ NATS_URL: 'nats://x:4222' }, /^NATS_URL is set without MONGO_URL/);
+    refused({ MONGO_URL: 'mongodb://x' }, /^ADMIN_TOKEN is required when MONGO_URL is set$/);
+    refused({ ADMIN_TOKEN: 'short' }, /^ADMIN_TOKEN must be at least 16 characters$/);
+  });
+});

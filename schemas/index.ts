@@ -11,3 +11,6 @@ export {
   type Model,
   type ModelsResponse,
 } from './models.ts';
+export * from './admin.ts';
+export * from './account.ts';
+export { createChecker, type Checked } from './validate.ts';

@@ -11,12 +11,22 @@ export interface WindowDecision {
 
 const WINDOW_SECONDS = 60;
 
+interface KeyWindow {
+  counts: Uint32Array;
+  /** The second each bucket holds, or -1 when empty. */
+  seconds: Float64Array;
+  total: number;
+  /** The second of the last expiry pass: within one second nothing can expire, so it is done once. */
+  checkedAt: number;
+  oldest: number | undefined;
+}
+
 /**
  * Per-key counters over a rolling minute, in one-second buckets: exact to the second, O(60) memory per key
  * whatever the limit, and no timers. Keys idle for a full window are dropped by `sweep`.
  */
 export class RollingWindowLimiter {
-  private readonly buckets = new Map<string, { counts: Uint32Array; seconds: Float64Array; total: number }>();
+  private readonly windows = new Map<string, KeyWindow>();
 
   constructor(
     private readonly limit: number,
@@ -25,85 +35,78 @@ export class RollingWindowLimiter {
 
   /** Counts one event for `key` when it fits; answers the decision either way. */
   hit(key: string): WindowDecision {
-    return this.decide(key, true);
+    const second = Math.floor(this.now() / 1000);
+    let window = this.windows.get(key);
+    if (!window) {
+      window = {
+        counts: new Uint32Array(WINDOW_SECONDS),
+        seconds: new Float64Array(WINDOW_SECONDS).fill(-1),
+        total: 0,
+        checkedAt: -1,
+        oldest: undefined,
+      };
+      this.windows.set(key, window);
+    }
+    this.expire(window, second);
+    const allowed = window.total < this.limit;
+    if (allowed) {
+      const slot = second % WINDOW_SECONDS;
+      window.counts[slot]! += 1;
+      window.seconds[slot] = second;
+      window.total += 1;
+      window.oldest ??= second;
+    }
+    return this.decision(window, second, allowed);
   }
 
   /** The state for `key` without counting anything. */
   peek(key: string): WindowDecision {
-    return this.decide(key, false);
+    const second = Math.floor(this.now() / 1000);
+    const window = this.windows.get(key);
+    if (!window)
+      return { allowed: true, limit: this.limit, remaining: this.limit, resetAt: second, retryAfter: 0 };
+    this.expire(window, second);
+    return this.decision(window, second, window.total < this.limit);
   }
 
   /** Forgets keys with nothing left in the window (bounded memory under many keys). */
   sweep(): void {
     const second = Math.floor(this.now() / 1000);
-    for (const [key, state] of this.buckets) {
-      this.expire(state, second);
-      if (state.total === 0) this.buckets.delete(key);
+    for (const [key, window] of this.windows) {
+      this.expire(window, second);
+      if (window.total === 0) this.windows.delete(key);
     }
   }
 
   get size(): number {
-    return this.buckets.size;
+    return this.windows.size;
   }
 
-  private decide(key: string, count: boolean): WindowDecision {
-    const second = Math.floor(this.now() / 1000);
-    let state = this.buckets.get(key);
-    if (!state) {
-      if (!count)
-        return { allowed: true, limit: this.limit, remaining: this.limit, resetAt: second, retryAfter: 0 };
-      state = {
-        counts: new Uint32Array(WINDOW_SECONDS),
-        seconds: new Float64Array(WINDOW_SECONDS).fill(-1),
-        total: 0,
-      };
-      this.buckets.set(key, state);
-    }
-    this.expire(state, second);
-    const allowed = state.total < this.limit;
-    if (count && allowed) {
-      const slot = second % WINDOW_SECONDS;
-      state.counts[slot]! += 1;
-      state.seconds[slot] = second;
-      state.total += 1;
-    }
-    const oldest = this.oldestSecond(state, second);
-    const resetAt = oldest === undefined ? second : oldest + WINDOW_SECONDS;
+  private decision(window: KeyWindow, second: number, allowed: boolean): WindowDecision {
+    const resetAt = window.oldest === undefined ? second : window.oldest + WINDOW_SECONDS;
     return {
-      allowed: count ? allowed : state.total < this.limit,
+      allowed,
       limit: this.limit,
-      remaining: Math.max(0, this.limit - state.total),
+      remaining: Math.max(0, this.limit - window.total),
       resetAt,
-      retryAfter: allowed && count ? 0 : Math.max(1, resetAt - second),
+      retryAfter: allowed ? 0 : Math.max(1, resetAt - second),
     };
   }
 
-  private expire(state: { counts: Uint32Array; seconds: Float64Array; total: number }, second: number): void {
+  private expire(window: KeyWindow, second: number): void {
+    if (window.checkedAt === second) return;
+    window.checkedAt = second;
+    window.oldest = undefined;
     for (let slot = 0; slot < WINDOW_SECONDS; slot++) {
-      const at = state.seconds[slot]!;
-      if (at >= 0 && at <= second - WINDOW_SECONDS) {
-        state.total -= state.counts[slot]!;
-        state.counts[slot] = 0;
-        state.seconds[slot] = -1;
+      const at = window.seconds[slot]!;
+      if (at < 0) continue;
+      if (at <= second - WINDOW_SECONDS) {
+        window.total -= window.counts[slot]!;
+        window.counts[slot] = 0;
+        window.seconds[slot] = -1;
+      } else if (window.oldest === undefined || at < window.oldest) {
+        window.oldest = at;
       }
     }
-  }
-
-  private oldestSecond(
-    state: { seconds: Float64Array; counts: Uint32Array },
-    second: number,
-  ): number | undefined {
-    let oldest: number | undefined;
-    for (let slot = 0; slot < WINDOW_SECONDS; slot++) {
-      const at = state.seconds[slot]!;
-      if (
-        at >= 0 &&
-        state.counts[slot]! > 0 &&
-        at > second - WINDOW_SECONDS &&
-        (oldest === undefined || at < oldest)
-      )
-        oldest = at;
-    }
-    return oldest;
   }
 }

@@ -10,7 +10,7 @@ import {
   type OutgoingResponse,
   type RequestHandler,
 } from './server.ts';
-import type { HttpMethod, KeyPrincipal, Reply, RequestContext, RouteAuth } from './route.ts';
+import { JsonText, type HttpMethod, type KeyPrincipal, type Reply, type RequestContext, type RouteAuth } from './route.ts';
 import type { Router } from './router.ts';
 import { clientAddress } from './client-address.ts';
 import { parseJson } from './json-body.ts';
@@ -80,7 +80,8 @@ export function createPipeline(deps: PipelineDeps): RequestHandler {
     };
     if (state.limit && request.path.startsWith('/api/v1'))
       Object.assign(headers, rateLimitHeaders(state.limit));
-    const response: OutgoingResponse = { status: result.status, headers, body: JSON.stringify(result.body) };
+    const body = result.body instanceof JsonText ? result.body.text : JSON.stringify(result.body);
+    const response: OutgoingResponse = { status: result.status, headers, body };
 
     if (audited) {
       deps.audit.record({
@@ -137,12 +138,15 @@ export function createPipeline(deps: PipelineDeps): RequestHandler {
     }
 
     let log: Logger | undefined;
+    let query: URLSearchParams | undefined;
     const ctx: RequestContext = {
       requestId,
       method: request.method as HttpMethod,
       path: request.path,
       params: match.params,
-      query: new URLSearchParams(request.rawQuery),
+      get query() {
+        return (query ??= new URLSearchParams(request.rawQuery));
+      },
       headers: request.headers,
       ip,
       principal: state.principal,

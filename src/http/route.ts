@@ -57,6 +57,11 @@ export interface RouteDefinition {
   handle(ctx: RequestContext): Promise<Reply>;
 }
 
+/** A body already serialised to JSON, for answers that never change (the catalogue, OpenAPI). */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
 /** Builds a JSON reply. */
 export function reply(status: number, body: unknown, headers?: Record<string, string>): Reply {
   return headers ? { status, body, headers } : { status, body };

@@ -4,14 +4,14 @@ import { ErrorSchema } from '../../../schemas/common.ts';
 import { AppError } from '../../domain/errors.ts';
 import type { Model } from '../../../schemas/models.ts';
 import type { UsersRepository } from '../../services/repositories.ts';
-import { reply, type RouteDefinition } from '../route.ts';
+import { JsonText, reply, type RouteDefinition } from '../route.ts';
 
 const unauthorised = { 401: { description: 'Missing or invalid API key', schema: ErrorSchema } };
 const rateLimited = { 429: { description: 'Rate limit exceeded', schema: ErrorSchema } };
 
 /** `GET /api/v1/models` — the catalogue is fixed per process, so its JSON is computed once. */
 export function modelsRoute(models: readonly Model[]): RouteDefinition {
-  const body = { models };
+  const body = new JsonText(JSON.stringify({ models }));
   return {
     method: 'GET',
     path: '/api/v1/models',
@@ -70,7 +70,7 @@ export function healthRoute(
 
 /** `GET /api/v1/openapi.json` — the description generated from the route schemas. */
 export function openApiRoute(document: () => object): RouteDefinition {
-  let cached: object | undefined;
+  let cached: JsonText | undefined;
   return {
     method: 'GET',
     path: '/api/v1/openapi.json',
@@ -78,6 +78,6 @@ export function openApiRoute(document: () => object): RouteDefinition {
     tags: ['meta'],
     summary: 'The OpenAPI 3.1 description of this API',
     responses: { 200: { description: 'OpenAPI document' }, ...unauthorised },
-    handle: async () => reply(200, (cached ??= document())),
+    handle: async () => reply(200, (cached ??= new JsonText(JSON.stringify(document())))),
   };
 }

@@ -1,0 +1,1 @@
+export { startEmbeddedMongo, type EmbeddedMongo } from './jongodb.ts';

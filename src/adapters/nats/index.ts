@@ -1,0 +1,1 @@
+export { connectNats, type NatsLink } from './connect.ts';

@@ -1,0 +1,2 @@
+export { serve } from './serve.ts';
+export { runAdminCommand, adminCallFor } from './admin.ts';

@@ -1,0 +1,2 @@
+export { adminRoutes } from './admin.ts';
+export { accountRoute, healthRoute, modelsRoute, openApiRoute } from './public.ts';

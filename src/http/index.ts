@@ -1,6 +1,19 @@
-export { startHttpServer, ClientGoneError, type HttpServer, type IncomingRequest, type OutgoingResponse } from './server.ts';
+export {
+  startHttpServer,
+  ClientGoneError,
+  type HttpServer,
+  type IncomingRequest,
+  type OutgoingResponse,
+} from './server.ts';
 export { Router, type RouteMatch } from './router.ts';
 export { createPipeline, type PipelineDeps } from './pipeline.ts';
 export { buildOpenApiDocument } from './openapi.ts';
-export { JsonText, reply, type RouteDefinition, type RequestContext, type Reply, type KeyPrincipal } from './route.ts';
+export {
+  JsonText,
+  reply,
+  type RouteDefinition,
+  type RequestContext,
+  type Reply,
+  type KeyPrincipal,
+} from './route.ts';
 export { readBody, readQuery, parseJson } from './json-body.ts';

@@ -10,7 +10,14 @@ import {
   type OutgoingResponse,
   type RequestHandler,
 } from './server.ts';
-import { JsonText, type HttpMethod, type KeyPrincipal, type Reply, type RequestContext, type RouteAuth } from './route.ts';
+import {
+  JsonText,
+  type HttpMethod,
+  type KeyPrincipal,
+  type Reply,
+  type RequestContext,
+  type RouteAuth,
+} from './route.ts';
 import type { Router } from './router.ts';
 import { clientAddress } from './client-address.ts';
 import { parseJson } from './json-body.ts';

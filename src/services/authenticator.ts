@@ -21,8 +21,10 @@ export interface Authenticator {
 }
 
 /**
- * Keys are looked up by hash; valid keys are cached for two seconds, so the hot path costs no database
- * round trip. A revocation on this node takes effect immediately; on other nodes within the TTL.
+ * Keys are looked up by hash; valid keys are cached for two seconds by the presented token, so the hot path
+ * costs neither a database round trip nor a hash (the cache lives in this process's memory, where the token
+ * already is while the request is handled). A revocation on this node takes effect immediately; on other
+ * nodes within the TTL.
  */
 export function createAuthenticator(deps: {
   keys: ApiKeysRepository;
@@ -34,19 +36,18 @@ export function createAuthenticator(deps: {
   return {
     async authenticateKey(authorization) {
       const token = bearerToken(authorization);
-      if (!isWellFormedApiKey(token)) throw new AppError('unauthorized', INVALID_KEY);
-      const hash = hashApiKey(token);
       const now = deps.clock.now();
-      const cached = cache.get(hash);
+      const cached = cache.get(token);
       if (cached && cached.expiresAt > now) return cached.principal;
-      const record = await deps.keys.findByHash(hash);
+      if (!isWellFormedApiKey(token)) throw new AppError('unauthorized', INVALID_KEY);
+      const record = await deps.keys.findByHash(hashApiKey(token));
       if (!record || record.revoked_at) {
-        cache.delete(hash);
+        cache.delete(token);
         throw new AppError('unauthorized', INVALID_KEY);
       }
       const principal: KeyPrincipal = { keyId: record.id, userId: record.user_id, scopes: record.scopes };
       if (cache.size >= CACHE_MAX_ENTRIES) cache.clear();
-      cache.set(hash, { principal, expiresAt: now + CACHE_TTL_MS });
+      cache.set(token, { principal, expiresAt: now + CACHE_TTL_MS });
       return principal;
     },
     authenticateAdmin(authorization) {
@@ -54,7 +55,7 @@ export function createAuthenticator(deps: {
       if (!secretsEqual(token, deps.adminToken)) throw new AppError('unauthorized', 'Invalid admin token');
     },
     forget(keyId) {
-      for (const [hash, entry] of cache) if (entry.principal.keyId === keyId) cache.delete(hash);
+      for (const [token, entry] of cache) if (entry.principal.keyId === keyId) cache.delete(token);
     },
   };
 }

@@ -1,4 +1,9 @@
 export { createAdminService, assertWebhookUrl, type AdminService } from './admin.ts';
 export { createAuditLog, type AuditLog } from './audit-log.ts';
-export { createAuthenticator, MISSING_AUTHORIZATION, INVALID_KEY, type Authenticator } from './authenticator.ts';
+export {
+  createAuthenticator,
+  MISSING_AUTHORIZATION,
+  INVALID_KEY,
+  type Authenticator,
+} from './authenticator.ts';
 export type * from './repositories.ts';

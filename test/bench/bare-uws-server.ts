@@ -11,5 +11,7 @@ uws
   })
   .listen('127.0.0.1', 0, (token) => {
     if (!token) process.exit(1);
-    process.stdout.write(`listening on http://127.0.0.1:${uws.us_socket_local_port(token as unknown as uws.us_socket)}\n`);
+    process.stdout.write(
+      `listening on http://127.0.0.1:${uws.us_socket_local_port(token as unknown as uws.us_socket)}\n`,
+    );
   });

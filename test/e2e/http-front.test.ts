@@ -5,7 +5,11 @@ import { startMongo, type TestMongo } from '../helpers/mongo.ts';
 import { startService, call, adminClient, type RunningService } from '../helpers/service.ts';
 
 /** Sends raw bytes and resolves with everything the server answered before closing or the time-out. */
-function rawExchange(url: string, payload: string | Buffer, options: { endAfterMs?: number } = {}): Promise<string> {
+function rawExchange(
+  url: string,
+  payload: string | Buffer,
+  options: { endAfterMs?: number } = {},
+): Promise<string> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname);
@@ -58,7 +62,9 @@ describe('HTTP front', () => {
   it('echoes a valid X-Request-Id and generates one otherwise', async () => {
     const given = await call(service.url, 'GET', '/healthz', { headers: { 'x-request-id': 'abc-123.x' } });
     assert.equal(given.headers.get('x-request-id'), 'abc-123.x');
-    const hostile = await call(service.url, 'GET', '/healthz', { headers: { 'x-request-id': 'a b<script>' } });
+    const hostile = await call(service.url, 'GET', '/healthz', {
+      headers: { 'x-request-id': 'a b<script>' },
+    });
     assert.match(hostile.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
   });
 
@@ -73,7 +79,10 @@ describe('HTTP front', () => {
   });
 
   it('answers 400 when the body is JSON but not an object', async () => {
-    const answer = await call(service.url, 'POST', '/api/admin/v1/users', { token: service.adminToken, body: [1, 2] });
+    const answer = await call(service.url, 'POST', '/api/admin/v1/users', {
+      token: service.adminToken,
+      body: [1, 2],
+    });
     assert.equal(answer.status, 400);
     assert.deepEqual(answer.body, { error: 'Request body must be a JSON object' });
   });
@@ -119,13 +128,19 @@ describe('HTTP front', () => {
         '',
         `{"email": "aborted${i}@example.com", "cred`,
       ].join('\r\n');
-    await Promise.all(Array.from({ length: 30 }, (_, i) => rawExchange(service.url, partial(i), { endAfterMs: 50 })));
+    await Promise.all(
+      Array.from({ length: 30 }, (_, i) => rawExchange(service.url, partial(i), { endAfterMs: 50 })),
+    );
     // A client that goes away right after sending a complete request must not hurt either.
     await Promise.all(
       Array.from({ length: 30 }, () =>
-        rawExchange(service.url, `GET /api/v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${apiKey}\r\n\r\n`, {
-          endAfterMs: 1,
-        }),
+        rawExchange(
+          service.url,
+          `GET /api/v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${apiKey}\r\n\r\n`,
+          {
+            endAfterMs: 1,
+          },
+        ),
       ),
     );
     const health = await call(service.url, 'GET', '/healthz');
@@ -134,7 +149,10 @@ describe('HTTP front', () => {
     const users = await call<{ users: { email: string }[] }>(service.url, 'GET', '/api/admin/v1/users', {
       token: service.adminToken,
     });
-    assert.ok(!users.body.users.some((u) => u.email.startsWith('aborted')), 'an aborted request created a user');
+    assert.ok(
+      !users.body.users.some((u) => u.email.startsWith('aborted')),
+      'an aborted request created a user',
+    );
   });
 
   it('serves the health check without authentication', async () => {

@@ -70,7 +70,8 @@ describe('embedded mode', () => {
     assert.ok(childPids.length > 0, 'jongodb runs as a child process');
     const exit = await service.stop('SIGTERM');
     assert.equal(exit.code, 0);
-    for (const pid of childPids) assert.equal(isAlive(pid), false, `child ${pid} still running after shutdown`);
+    for (const pid of childPids)
+      assert.equal(isAlive(pid), false, `child ${pid} still running after shutdown`);
   });
 });
 

@@ -32,17 +32,18 @@ describe('GET /api/v1/openapi.json', () => {
     assert.deepEqual(result.errors ?? [], []);
     assert.equal(result.valid, true);
     assert.equal(validator.version, '3.1');
-    assert.deepEqual(Object.keys(answer.body.paths).sort(), ['/api/v1/account', '/api/v1/models', '/api/v1/openapi.json']);
+    assert.deepEqual(Object.keys(answer.body.paths).sort(), [
+      '/api/v1/account',
+      '/api/v1/models',
+      '/api/v1/openapi.json',
+    ]);
     assert.ok(answer.body.paths['/api/v1/models']!.get, 'GET /api/v1/models is described');
   });
 
   it('describes the models response with the same schema the catalogue is checked against', async () => {
-    const answer = await call<{ paths: Record<string, { get: { responses: Record<string, { content?: object }> } }> }>(
-      service.url,
-      'GET',
-      '/api/v1/openapi.json',
-      { token: apiKey },
-    );
+    const answer = await call<{
+      paths: Record<string, { get: { responses: Record<string, { content?: object }> } }>;
+    }>(service.url, 'GET', '/api/v1/openapi.json', { token: apiKey });
     const ok = answer.body.paths['/api/v1/models']!.get.responses['200']!;
     assert.ok(ok.content, 'the 200 answer has a JSON schema');
   });

@@ -21,7 +21,11 @@ function sourceFiles(dir: string): string[] {
 /** Every module specifier a file imports, statically or dynamically. */
 export function importsOf(source: string): string[] {
   const found: string[] = [];
-  const patterns = [/\bfrom\s+['"]([^'"]+)['"]/g, /\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)/g, /\bimport\s+['"]([^'"]+)['"]/g];
+  const patterns = [
+    /\bfrom\s+['"]([^'"]+)['"]/g,
+    /\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)/g,
+    /\bimport\s+['"]([^'"]+)['"]/g,
+  ];
   for (const pattern of patterns) for (const match of source.matchAll(pattern)) found.push(match[1]!);
   return found;
 }
@@ -32,7 +36,8 @@ describe('architecture', () => {
     for (const place of PURE_PLACES) {
       for (const file of sourceFiles(join(ROOT, place))) {
         for (const specifier of importsOf(readFileSync(file, 'utf8'))) {
-          if (DRIVERS.some((driver) => driver.test(specifier))) offenders.push(`${relative(ROOT, file)} imports ${specifier}`);
+          if (DRIVERS.some((driver) => driver.test(specifier)))
+            offenders.push(`${relative(ROOT, file)} imports ${specifier}`);
         }
       }
     }

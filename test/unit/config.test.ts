@@ -3,7 +3,10 @@ import assert from 'node:assert/strict';
 import { loadConfig, ConfigError } from '../../src/config.ts';
 
 const refused = (env: Record<string, string>, message: RegExp) =>
-  assert.throws(() => loadConfig(env), (error: unknown) => error instanceof ConfigError && message.test(error.message));
+  assert.throws(
+    () => loadConfig(env),
+    (error: unknown) => error instanceof ConfigError && message.test(error.message),
+  );
 
 describe('loadConfig', () => {
   it('applies the documented defaults in embedded mode', () => {

@@ -10,7 +10,8 @@ import type { AuditSink } from './domain/audit.ts';
 import { connectMongo, type MongoConnection } from './adapters/mongo/connect.ts';
 import { createMongoUsers } from './adapters/mongo/users.ts';
 import { createMongoApiKeys } from './adapters/mongo/api-keys.ts';
-import { createMongoCreditLedger } from './adapters/mongo/credit-ledger.ts';
+import { createMongoCreditLedger, serialisePerUser } from './adapters/mongo/credit-ledger.ts';
+import { createKeyedSerial } from './domain/keyed-serial.ts';
 import { createMongoAuditSink } from './adapters/mongo/audit-sink.ts';
 import { createFileAuditSink } from './adapters/audit/index.ts';
 import { startEmbeddedMongo, type EmbeddedMongo } from './adapters/embedded/jongodb.ts';
@@ -70,11 +71,13 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
       closers.push(() => nats!.close());
     }
 
-    const [users, keys, ledger] = await Promise.all([
+    const [users, keys, mongoLedger] = await Promise.all([
       createMongoUsers(mongo.db),
       createMongoApiKeys(mongo.db),
       createMongoCreditLedger(mongo.client, mongo.db, clock),
     ]);
+    // One credit change per user at a time in this process (the user actor takes this over in cluster mode).
+    const ledger = serialisePerUser(mongoLedger, createKeyedSerial());
     const auditSink: AuditSink =
       config.auditSink === 'file'
         ? createFileAuditSink({ dir: config.auditDir, clock })

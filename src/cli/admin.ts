@@ -7,10 +7,14 @@ interface AdminCall {
   body?: Record<string, unknown>;
 }
 
+const NEGATIVE_INTEGER = /^-\d+$/;
+const NEGATIVE_MARK = 'negative:';
+
 /** Maps `mediaforge admin <noun> <verb> ...` onto one admin API call (CONTRACT §3). */
 export function adminCallFor(args: string[]): AdminCall {
   const { positionals, values } = parseArgs({
-    args,
+    // parseArgs would read `-100` as options; negative amounts are marked so they stay positional.
+    args: args.map((arg) => (NEGATIVE_INTEGER.test(arg) ? `${NEGATIVE_MARK}${arg.slice(1)}` : arg)),
     allowPositionals: true,
     options: {
       credits: { type: 'string' },
@@ -25,7 +29,8 @@ export function adminCallFor(args: string[]): AdminCall {
     if (!value) throw new UsageError(`missing ${what}`);
     return encodeURIComponent(value);
   };
-  const integer = (value: string, what: string) => {
+  const integer = (raw: string, what: string) => {
+    const value = raw.startsWith(NEGATIVE_MARK) ? `-${raw.slice(NEGATIVE_MARK.length)}` : raw;
     if (!/^-?\d+$/.test(value)) throw new UsageError(`${what} must be an integer`);
     return Number(value);
   };

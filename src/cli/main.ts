@@ -1,5 +1,4 @@
-import { serve } from './serve.ts';
-import { runAdminCommand } from './admin.ts';
+// Each command loads only what it needs: `admin` must not pay for loading the whole service.
 
 const USAGE = `usage: mediaforge <command>
 
@@ -18,8 +17,10 @@ admin commands use MEDIAFORGE_URL (default http://127.0.0.1:8080) and MEDIAFORGE
 
 const [command = 'serve', ...rest] = process.argv.slice(2);
 if (command === 'serve') {
+  const { serve } = await import('./serve.ts');
   await serve();
 } else if (command === 'admin') {
+  const { runAdminCommand } = await import('./admin.ts');
   process.exitCode = await runAdminCommand(rest);
 } else {
   process.stderr.write(

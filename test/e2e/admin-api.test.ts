@@ -274,43 +274,6 @@ describe('admin API (CONTRACT §3)', () => {
       assert.equal(entries.length, 2, 'the initial grant and the one top-up');
     });
 
-    it('applies an op_id once when the same grant is sent concurrently', async () => {
-      const user = await createUser('opidrace');
-      const answers = await Promise.all(
-        Array.from({ length: 6 }, () =>
-          admin.call('POST', `/users/${user.id}/credits`, { amount: 40, op_id: 'race-1' }),
-        ),
-      );
-      for (const answer of answers) {
-        assert.equal(answer.status, 200, JSON.stringify(answer.body));
-        assert.deepEqual(answer.body, { user_id: user.id, credits: 40 });
-      }
-      assert.equal((await ledgerOf(user.id)).length, 1);
-      const read = await admin.call<{ user: PublicUser }>('GET', `/users/${user.id}`);
-      assert.equal(read.body.user.credits, 40);
-    });
-
-    it('keeps the balance and the ledger chain consistent under concurrent grants', async () => {
-      const user = await createUser('concurrent', 100);
-      const answers = await Promise.all(
-        Array.from({ length: 8 }, (_, i) =>
-          admin.call('POST', `/users/${user.id}/credits`, { amount: i % 2 ? 10 : -5 }),
-        ),
-      );
-      for (const answer of answers) assert.equal(answer.status, 200, JSON.stringify(answer.body));
-      const entries = await ledgerOf(user.id);
-      assert.equal(entries.length, 9);
-      const oldestFirst = [...entries].reverse();
-      let balance = 0;
-      for (const entry of oldestFirst) {
-        balance += entry.delta;
-        assert.equal(entry.balance_after, balance);
-      }
-      assert.equal(balance, 120);
-      const read = await admin.call<{ user: PublicUser }>('GET', `/users/${user.id}`);
-      assert.equal(read.body.user.credits, 120);
-    });
-
     it('answers 402 when the balance would go below 0 and changes nothing', async () => {
       const user = await createUser('insufficient', 30);
       const before = await ledgerOf(user.id);
@@ -320,6 +283,7 @@ describe('admin API (CONTRACT §3)', () => {
         { amount: -31 },
       );
       assertError(answer, 402);
+      assert.deepEqual(Object.keys(answer.body).sort(), ['credits_remaining', 'credits_required', 'error']);
       assert.equal(answer.body.credits_required, 31);
       assert.equal(answer.body.credits_remaining, 30);
       const read = await admin.call<{ user: PublicUser }>('GET', `/users/${user.id}`);
@@ -404,6 +368,83 @@ describe('admin API (CONTRACT §3)', () => {
         404,
       );
       assertError(await admin.call<{ error: string }>('GET', `/users/${UNKNOWN_USER}/ledger`), 404);
+    });
+  });
+
+  describe('credit ledger under concurrent requests', () => {
+    // A service of its own: a stuck request here must not disturb the other tests' service.
+    let raceService: RunningService;
+    let raceAdmin: ReturnType<typeof adminClient>;
+    before(async () => {
+      raceService = await startService({ MONGO_URL: mongo.uri, MONGO_DB: 'admin_api_race' });
+      raceAdmin = adminClient(raceService);
+    });
+    after(async () => {
+      await raceService?.stop();
+    });
+
+    /** A credit grant that gives up after a few seconds (status 0), so a hung request fails the test quickly. */
+    const grantWithin = async (userId: string, body: Record<string, unknown>): Promise<ApiAnswer> => {
+      try {
+        const response = await fetch(`${raceService.url}/api/admin/v1/users/${userId}/credits`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${raceService.adminToken}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+          signal: AbortSignal.timeout(8_000),
+        });
+        return {
+          status: response.status,
+          headers: response.headers,
+          body: (await response.json()) as Record<string, unknown>,
+        };
+      } catch (error) {
+        return {
+          status: 0,
+          headers: new Headers(),
+          body: { error: `no answer within 8 s: ${String(error)}` },
+        };
+      }
+    };
+
+    it('keeps the balance and the balance_after chain consistent under concurrent grants', async () => {
+      const userId = await raceAdmin.createUser(freshEmail('concurrent'), 100);
+      const amounts = [10, -5, 10, -5, 10, -5, 10, -5];
+      const answers = await Promise.all(amounts.map((amount) => grantWithin(userId, { amount })));
+      for (const answer of answers) assert.equal(answer.status, 200, JSON.stringify(answer.body));
+      const read = await raceAdmin.call<{ user: PublicUser }>('GET', `/users/${userId}`);
+      assert.equal(read.body.user.credits, 120, 'no change is lost');
+      const ledger = await raceAdmin.call<{ entries: LedgerEntry[] }>('GET', `/users/${userId}/ledger`);
+      const oldestFirst = [...ledger.body.entries].reverse();
+      assert.equal(oldestFirst.length, 9);
+      let balance = 0;
+      for (const entry of oldestFirst) {
+        balance += entry.delta;
+        assert.equal(entry.balance_after, balance, 'each balance_after = previous + delta');
+      }
+      // Interleaved +10/-5 may legitimately pass through a balance twice; what matters is that each answer is
+      // the balance its own ledger entry recorded.
+      const answered = answers.map((a) => a.body.credits as number).sort((a, b) => a - b);
+      const recorded = oldestFirst
+        .slice(1)
+        .map((entry) => entry.balance_after)
+        .sort((a, b) => a - b);
+      assert.deepEqual(answered, recorded);
+    });
+
+    it('applies an op_id once when the same grant is sent concurrently', async () => {
+      const userId = await raceAdmin.createUser(freshEmail('opidrace'));
+      const answers = await Promise.all(
+        Array.from({ length: 4 }, () => grantWithin(userId, { amount: 40, op_id: 'race-1' })),
+      );
+      const serviceErrors = () => raceService.lines.filter((line) => line.includes('"level":50')).join('\n');
+      for (const answer of answers) {
+        assert.equal(answer.status, 200, `${JSON.stringify(answer.body)}\n${serviceErrors()}`);
+        assert.deepEqual(answer.body, { user_id: userId, credits: 40 });
+      }
+      const ledger = await raceAdmin.call<{ entries: LedgerEntry[] }>('GET', `/users/${userId}/ledger`);
+      assert.equal(ledger.body.entries.length, 1);
+      const read = await raceAdmin.call<{ user: PublicUser }>('GET', `/users/${userId}`);
+      assert.equal(read.body.user.credits, 40);
     });
   });
 

@@ -1,0 +1,27 @@
+// Runs every test file under test/unit, test/integration and test/e2e (Node 20's --test does not expand
+// globs), two files at a time: each integration/e2e file starts its own servers, and the machine has 2 cores.
+import { readdirSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const suites = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['unit', 'integration', 'e2e'];
+
+function testFiles(dir: string): string[] {
+  return readdirSync(dir)
+    .sort()
+    .flatMap((entry) => {
+      const path = join(dir, entry);
+      if (statSync(path).isDirectory()) return testFiles(path);
+      return entry.endsWith('.test.ts') ? [path] : [];
+    });
+}
+
+const files = suites.flatMap((suite) => testFiles(join(root, 'test', suite))).map((f) => relative(root, f));
+const result = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=180000', ...files],
+  { cwd: root, stdio: 'inherit' },
+);
+process.exit(result.status ?? 1);

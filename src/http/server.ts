@@ -61,32 +61,32 @@ export function startHttpServer(options: {
     const path = req.getUrl();
     const rawQuery = req.getQuery() ?? '';
     const remoteAddress = decoder.decode(res.getRemoteAddressAsText());
-    let aborted = false;
     const body = METHODS_WITH_BODY.has(method) ? readBody(res, headers, maxBodyBytes) : emptyBody;
-    res.onAborted(() => {
-      aborted = true;
-      body.abort(); // a handler waiting for the rest of the body must not wait forever
-    });
-    inFlight++;
-    const request: IncomingRequest = {
+    // A plain property, not a getter: an object literal with a per-request accessor closure gets a hidden
+    // class of its own every time, which V8 keeps, and garbage collection pauses grew to several ms.
+    const request: IncomingRequest & { aborted: boolean } = {
       method,
       path,
       rawQuery,
       headers,
       remoteAddress,
       body: body.read,
-      get aborted() {
-        return aborted;
-      },
+      aborted: false,
     };
+    res.onAborted(() => {
+      request.aborted = true;
+      body.abort(); // a handler waiting for the rest of the body must not wait forever
+    });
+    inFlight++;
     handle(request)
       .then((response) => {
         // An answer given before the body arrived (401, 413, ...) leaves bytes on the wire: close after it.
-        if (!aborted) write(res, body.complete() ? response : { ...response, closeConnection: true });
+        if (!request.aborted) write(res, body.complete() ? response : { ...response, closeConnection: true });
       })
       .catch((error: unknown) => {
         log.error({ err: error }, 'request handler failed outside the pipeline');
-        if (!aborted) write(res, { status: 500, headers: {}, body: '{"error":"Internal server error"}' });
+        if (!request.aborted)
+          write(res, { status: 500, headers: {}, body: '{"error":"Internal server error"}' });
       })
       .finally(() => {
         inFlight--;
@@ -177,7 +177,8 @@ function readBody(res: uws.HttpResponse, headers: Record<string, string>, limit:
 function write(res: uws.HttpResponse, response: OutgoingResponse): void {
   res.cork(() => {
     res.writeStatus(`${response.status} ${STATUS_CODES[response.status] ?? ''}`.trimEnd());
-    for (const [name, value] of Object.entries(response.headers)) res.writeHeader(name, value);
+    const headers = response.headers;
+    for (const name in headers) res.writeHeader(name, headers[name]!);
     res.end(response.body, response.closeConnection ?? false);
   });
 }

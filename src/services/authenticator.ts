@@ -7,48 +7,92 @@ import type { ApiKeysRepository } from './repositories.ts';
 export const MISSING_AUTHORIZATION = 'Missing Authorization header';
 export const INVALID_KEY = 'Invalid or revoked API key';
 
-const CACHE_TTL_MS = 2000;
+const REFRESH_AFTER_MS = 2000;
+const EXPIRE_AFTER_MS = 10_000;
 const CACHE_MAX_ENTRIES = 10_000;
 
 /** Resolves `Authorization` headers to principals (API keys) or checks the admin token. */
 export interface Authenticator {
-  /** The key's principal; throws 401 with the spec's exact messages. */
-  authenticateKey(authorization: string | undefined): Promise<KeyPrincipal>;
+  /**
+   * The key's principal — synchronously when the key is in memory (the hot path), else after one lookup;
+   * 401 with the spec's exact messages otherwise.
+   */
+  authenticateKey(authorization: string | undefined): KeyPrincipal | Promise<KeyPrincipal>;
   /** Throws 401 unless the header carries the admin token. */
   authenticateAdmin(authorization: string | undefined): void;
   /** Drops a key from the cache at once (revocation on this node). */
   forget(keyId: string): void;
 }
 
+interface CachedKey {
+  principal: KeyPrincipal;
+  /** After this, the next request triggers one background re-read (revocations elsewhere show up). */
+  refreshAt: number;
+  /** After this, the entry is not trusted at all (e.g. the database has been unreachable meanwhile). */
+  expiresAt: number;
+  refreshing: boolean;
+}
+
 /**
- * Keys are looked up by hash; valid keys are cached for two seconds by the presented token, so the hot path
- * costs neither a database round trip nor a hash (the cache lives in this process's memory, where the token
- * already is while the request is handled). A revocation on this node takes effect immediately; on other
- * nodes within the TTL.
+ * Keys are looked up by hash and cached by the presented token, so the hot path costs neither a database
+ * round trip nor a hash (the cache lives in this process's memory, where the token already is while the
+ * request is handled). Entries are refreshed ahead, once, in the background: a busy key never makes every
+ * in-flight request wait for the database at the same moment. A revocation on this node takes effect
+ * immediately; on other nodes after at most 2 s plus one lookup.
  */
 export function createAuthenticator(deps: {
   keys: ApiKeysRepository;
   adminToken: string;
   clock: Clock;
 }): Authenticator {
-  const cache = new Map<string, { principal: KeyPrincipal; expiresAt: number }>();
+  const cache = new Map<string, CachedKey>();
+  const lookups = new Map<string, Promise<KeyPrincipal | null>>();
+
+  /** One database lookup per token at a time; concurrent callers share it. */
+  function lookup(token: string): Promise<KeyPrincipal | null> {
+    let pending = lookups.get(token);
+    if (!pending) {
+      pending = deps.keys
+        .findByHash(hashApiKey(token))
+        .then((record) => {
+          if (!record || record.revoked_at) {
+            cache.delete(token);
+            return null;
+          }
+          const principal: KeyPrincipal = { keyId: record.id, userId: record.user_id, scopes: record.scopes };
+          const now = deps.clock.now();
+          if (cache.size >= CACHE_MAX_ENTRIES) cache.clear();
+          cache.set(token, {
+            principal,
+            refreshAt: now + REFRESH_AFTER_MS,
+            expiresAt: now + EXPIRE_AFTER_MS,
+            refreshing: false,
+          });
+          return principal;
+        })
+        .finally(() => lookups.delete(token));
+      lookups.set(token, pending);
+    }
+    return pending;
+  }
 
   return {
-    async authenticateKey(authorization) {
+    authenticateKey(authorization) {
       const token = bearerToken(authorization);
       const now = deps.clock.now();
       const cached = cache.get(token);
-      if (cached && cached.expiresAt > now) return cached.principal;
-      if (!isWellFormedApiKey(token)) throw new AppError('unauthorized', INVALID_KEY);
-      const record = await deps.keys.findByHash(hashApiKey(token));
-      if (!record || record.revoked_at) {
-        cache.delete(token);
-        throw new AppError('unauthorized', INVALID_KEY);
+      if (cached && cached.expiresAt > now) {
+        if (cached.refreshAt <= now && !cached.refreshing) {
+          cached.refreshing = true;
+          lookup(token).catch(() => (cached.refreshing = false)); // a failed refresh is retried by the next request
+        }
+        return cached.principal;
       }
-      const principal: KeyPrincipal = { keyId: record.id, userId: record.user_id, scopes: record.scopes };
-      if (cache.size >= CACHE_MAX_ENTRIES) cache.clear();
-      cache.set(token, { principal, expiresAt: now + CACHE_TTL_MS });
-      return principal;
+      if (!isWellFormedApiKey(token)) throw new AppError('unauthorized', INVALID_KEY);
+      return lookup(token).then((principal) => {
+        if (!principal) throw new AppError('unauthorized', INVALID_KEY);
+        return principal;
+      });
     },
     authenticateAdmin(authorization) {
       const token = bearerToken(authorization);

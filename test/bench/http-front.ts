@@ -1,28 +1,97 @@
-// Requests per second of GET /api/v1/models through the whole pipeline (auth, scope, rate limit, audit to the
-// file sink) against a bare uWebSockets.js handler returning the same JSON, with the same load generator.
-// Two phases per server: saturation (50 connections as fast as they go: throughput, and latency that is
-// mostly queueing — Little's law), then a fixed offered rate of a quarter of the bare handler's throughput
-// (50 connections: latency of the pipeline itself).
+// GET /api/v1/models through the whole pipeline (auth, scope, rate limit far above the load, audit to the file
+// sink) against a bare uWebSockets.js handler returning the same JSON: same load generator, 50 connections,
+// one run. The machine is a shared 2-core VM whose speed drifts between seconds, so bare and pipeline rounds
+// alternate and the medians are compared. The budget is judged with autocannon, as the issue sets it; when wrk
+// (C) is installed it runs too and is reported beside it: it costs the servers far less CPU, so the bare
+// handler goes much faster and the ratio is stricter.
 import autocannon from 'autocannon';
+import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { startMongo } from '../helpers/mongo.ts';
 import { startService, call, adminClient } from '../helpers/service.ts';
 import { watchProcess, stopProcess } from '../helpers/processes.ts';
 
-const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
+const ROUND_S = Number(process.env.BENCH_ROUND_S ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = 50;
 
-async function load(url: string, apiKey: string | undefined, overallRate?: number) {
-  const options = {
-    url: `${url}/api/v1/models`,
+interface Round {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+}
+
+const hasWrk = (() => {
+  try {
+    execFileSync('wrk', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch (error) {
+    return (error as { status?: number }).status === 1; // wrk --version exits 1 after printing its version
+  }
+})();
+
+type Generator = 'autocannon' | 'wrk';
+
+/** One round of load; only 2xx answers count. */
+async function round(
+  generator: Generator,
+  url: string,
+  apiKey: string | undefined,
+  seconds: number,
+): Promise<Round> {
+  const target = `${url}/api/v1/models`;
+  const header = apiKey ? [`Authorization: Bearer ${apiKey}`] : [];
+  if (generator === 'wrk') {
+    const out = execFileSync('wrk', [
+      '-t1',
+      `-c${CONNECTIONS}`,
+      `-d${seconds}s`,
+      '--latency',
+      ...header.flatMap((h) => ['-H', h]),
+      target,
+    ]).toString();
+    const ms = (label: string) => {
+      const [, value, unit] = new RegExp(`${label}\\s+([\\d.]+)(us|ms|s)`).exec(out) ?? [];
+      return Number(value) * (unit === 'us' ? 0.001 : unit === 's' ? 1000 : 1);
+    };
+    const requests = Number(/(\d+) requests in/.exec(out)?.[1]);
+    const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
+    return { rps: (requests - non2xx) / seconds, p50: ms('50%'), p99: ms('99%'), non2xx };
+  }
+  const result = await autocannon({
+    url: target,
     connections: CONNECTIONS,
+    duration: seconds,
     headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {},
-    ...(overallRate ? { overallRate } : {}),
+  });
+  return {
+    rps: result['2xx'] / seconds,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
   };
-  await autocannon({ ...options, duration: 2 }); // warm-up: JIT, caches, connection set-up
-  const result = await autocannon({ ...options, duration: DURATION_S });
-  const ok = result['2xx'];
-  return { rps: ok / DURATION_S, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx };
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
+
+function report(generator: Generator, bareRounds: Round[], fullRounds: Round[]): void {
+  const ratio = median(fullRounds.map((r, i) => r.rps / bareRounds[i]!.rps));
+  const p99 = median(fullRounds.map((r) => r.p99));
+  const non2xx = fullRounds.reduce((sum, r) => sum + r.non2xx, 0);
+  const verdict =
+    generator === 'autocannon'
+      ? `[budget: ratio >= 50 %, p99 <= 5 ms: ${ratio >= 0.5 && p99 <= 5 && non2xx === 0 ? 'within budget' : 'OVER BUDGET'}]`
+      : '[reported beside the budget]';
+  const fmt = (rounds: Round[]) => rounds.map((r) => `${r.rps.toFixed(0)}/${r.p99.toFixed(2)}`).join(' ');
+  console.log(
+    `http-front (${generator}, ${CONNECTIONS} connections, ${ROUNDS}×${ROUND_S} s alternating): ` +
+      `pipeline median ${median(fullRounds.map((r) => r.rps)).toFixed(0)} req/s p50 ` +
+      `${median(fullRounds.map((r) => r.p50)).toFixed(2)} ms p99 ${p99.toFixed(2)} ms, non-2xx ${non2xx}; ` +
+      `bare uWebSockets.js median ${median(bareRounds.map((r) => r.rps)).toFixed(0)} req/s p99 ` +
+      `${median(bareRounds.map((r) => r.p99)).toFixed(2)} ms; ratio median ${(ratio * 100).toFixed(1)} % ` +
+      `(rounds req/s/p99 ms — pipeline: ${fmt(fullRounds)}; bare: ${fmt(bareRounds)}) ${verdict}`,
+  );
 }
 
 const mongo = await startMongo();
@@ -44,21 +113,17 @@ try {
   ]);
   const bareUrl = (await bare.waitForLine(/listening on (\S+)/))[1]!;
   try {
-    const baseline = await load(bareUrl, undefined);
-    const full = await load(service.url, apiKey);
-    const rate = Math.round(baseline.rps / 4);
-    const bareAtRate = await load(bareUrl, undefined, rate);
-    const fullAtRate = await load(service.url, apiKey, rate);
-    const ratio = full.rps / baseline.rps;
-    const verdict =
-      ratio >= 0.5 && fullAtRate.p99 <= 5 && full.non2xx === 0 ? 'within budget' : 'OVER BUDGET';
-    console.log(
-      `http-front: saturation: pipeline ${full.rps.toFixed(0)} req/s (p50 ${full.p50} ms, p99 ${full.p99} ms, ` +
-        `non-2xx ${full.non2xx}) vs bare uWebSockets.js ${baseline.rps.toFixed(0)} req/s (p50 ${baseline.p50} ms, ` +
-        `p99 ${baseline.p99} ms): ratio ${(ratio * 100).toFixed(1)} %; at ${rate} req/s offered: pipeline p50 ` +
-        `${fullAtRate.p50} ms p99 ${fullAtRate.p99} ms vs bare p50 ${bareAtRate.p50} ms p99 ${bareAtRate.p99} ms ` +
-        `[budget: ratio >= 50 %, p99 <= 5 ms: ${verdict}]`,
-    );
+    for (const generator of ['autocannon', ...(hasWrk ? ['wrk'] : [])] as Generator[]) {
+      await round(generator, bareUrl, undefined, 2); // warm-up: JIT, caches, connection set-up
+      await round(generator, service.url, apiKey, 2);
+      const bareRounds: Round[] = [];
+      const fullRounds: Round[] = [];
+      for (let i = 0; i < ROUNDS; i++) {
+        bareRounds.push(await round(generator, bareUrl, undefined, ROUND_S));
+        fullRounds.push(await round(generator, service.url, apiKey, ROUND_S));
+      }
+      report(generator, bareRounds, fullRounds);
+    }
   } finally {
     await stopProcess(bare);
   }

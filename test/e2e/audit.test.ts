@@ -209,8 +209,13 @@ describe('audit log', () => {
           'the admin token is never stored',
         );
         // The audit reads themselves are requests like any other.
-        const reads = entries.filter((e) => e.path === '/api/admin/v1/audit');
-        assert.ok(reads.length > 0, 'GET /api/admin/v1/audit is audited');
+        const readId = `audit-read-${sink}-${Date.now()}`;
+        await call(service.url, 'GET', '/api/admin/v1/audit?limit=1', {
+          token: service.adminToken,
+          headers: { 'x-request-id': readId },
+        });
+        const read = (await waitForRows([readId])).find((e) => e.request_id === readId)!;
+        assert.equal(read.path, '/api/admin/v1/audit', 'GET /api/admin/v1/audit is audited');
       });
 
       it("keeps a client's own X-Request-Id and ignores X-Forwarded-For without TRUST_PROXY", async () => {

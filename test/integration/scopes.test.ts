@@ -1,13 +1,12 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
+import { keyFixture } from '../helpers/keys.ts';
 import { startMongo, type TestMongo } from '../helpers/mongo.ts';
 import { connectMongo, type MongoConnection } from '../../src/adapters/mongo/connect.ts';
 import { createMongoApiKeys } from '../../src/adapters/mongo/api-keys.ts';
-import { generateApiKey } from '../../src/domain/api-key.ts';
 import type { AuditEntry, AuditQuery, AuditSink } from '../../src/domain/audit.ts';
 import { systemClock } from '../../src/domain/clock.ts';
-import { newId } from '../../src/domain/ids.ts';
 import { RollingWindowLimiter } from '../../src/domain/rolling-window.ts';
 import { SCOPES, normaliseScopes, type Scope } from '../../src/domain/scopes.ts';
 import { createPipeline } from '../../src/http/pipeline.ts';
@@ -98,20 +97,9 @@ after(async () => {
 
 /** Stores a key with exactly `scopes` (no normalisation: the caller decides) for a new user. */
 async function storeKey(scopes: Scope[]): Promise<TestKey> {
-  const { apiKey, hash, prefix } = generateApiKey();
-  const key = { id: newId('key'), userId: newId('usr'), apiKey, scopes };
-  await keys.create({
-    id: key.id,
-    user_id: key.userId,
-    name: 'scopes test',
-    scopes,
-    hash,
-    prefix,
-    created_at: new Date(),
-    revoked_at: null,
-    webhook: null,
-  });
-  return key;
+  const { apiKey, record } = keyFixture(scopes);
+  await keys.create(record);
+  return { id: record.id, userId: record.user_id, apiKey, scopes };
 }
 
 interface Answer {

@@ -7,6 +7,7 @@ import {
   type Authenticator,
 } from '../../src/services/authenticator.ts';
 import { createManualClock } from '../../src/domain/clock.ts';
+import { keyFixture } from '../helpers/keys.ts';
 import { generateApiKey } from '../../src/domain/api-key.ts';
 import { AppError } from '../../src/domain/errors.ts';
 import type { ApiKeyRecord, ApiKeysRepository } from '../../src/services/repositories.ts';
@@ -26,18 +27,7 @@ function fakeKeys() {
   return {
     repo: repo as ApiKeysRepository,
     add(scopes: ApiKeyRecord['scopes'] = ['models:read']) {
-      const { apiKey, hash, prefix } = generateApiKey();
-      const record: ApiKeyRecord = {
-        id: `key_${records.size}`,
-        user_id: 'usr_1',
-        name: 'k',
-        scopes,
-        hash,
-        prefix,
-        created_at: new Date(),
-        revoked_at: null,
-        webhook: null,
-      };
+      const { apiKey, record } = keyFixture(scopes, { id: `key_${records.size}`, user_id: 'usr_1' });
       records.set(record.id, record);
       return { apiKey, record };
     },

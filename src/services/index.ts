@@ -7,3 +7,4 @@ export {
   type Authenticator,
 } from './authenticator.ts';
 export type * from './repositories.ts';
+export { serialisePerUser } from './serialised-ledger.ts';

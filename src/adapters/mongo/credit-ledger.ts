@@ -7,7 +7,6 @@ import type {
 } from '../../services/repositories.ts';
 import { newId } from '../../domain/ids.ts';
 import type { Clock } from '../../domain/clock.ts';
-import type { KeyedSerial } from '../../domain/keyed-serial.ts';
 import { isDuplicateKeyError } from './connect.ts';
 import type { UserDoc } from './users.ts';
 
@@ -18,7 +17,7 @@ const toEntry = ({ _id, ...rest }: LedgerDoc): LedgerEntry => ({ id: _id, ...res
 /**
  * The credit ledger: the user's balance and the ledger entry change in one transaction, and the unique
  * (user_id, op_id) index makes a repeated command answer its first result instead of applying twice.
- * Callers serialise changes per user (the user actor; `serialisePerUser` in-process): real MongoDB would also
+ * Callers serialise changes per user (the user actor; `serialisePerUser` in src/services in-process): real MongoDB would also
  * detect conflicting transactions, but jongodb does not, and its commits then silently overwrite each other.
  */
 export async function createMongoCreditLedger(
@@ -107,14 +106,6 @@ export async function createMongoCreditLedger(
 }
 
 const MAX_ATTEMPTS = 50;
-
-/** Wraps a ledger so that changes of one user apply one at a time, in arrival order, within this process. */
-export function serialisePerUser(ledger: CreditLedger, serial: KeyedSerial): CreditLedger {
-  return {
-    apply: (change) => serial.run(change.userId, () => ledger.apply(change)),
-    entries: (userId, limit) => ledger.entries(userId, limit),
-  };
-}
 
 /** A guarded balance update lost to a concurrent change; the whole transaction is retried. */
 class ConcurrentChange extends Error {}

@@ -75,6 +75,25 @@ describe('embedded mode', () => {
   });
 });
 
+describe('npm start', () => {
+  it('stops the service and its embedded database when npm itself is sent SIGTERM (as a process manager does)', async () => {
+    const proc = watchProcess('npm', ['start', '--silent'], {
+      ...serviceEnv({}),
+      npm_config_update_notifier: 'false',
+    });
+    const match = await proc.waitForLine(/listening on (http:\/\/\S+)/, 60_000);
+    const health = await call(match[1]!, 'GET', '/healthz');
+    assert.equal(health.status, 200);
+    const tree = await descendantsDeep(proc.child.pid!);
+    assert.ok(tree.length >= 2, 'the service and jongodb run below npm');
+    proc.child.kill('SIGTERM');
+    await proc.exited;
+    const deadline = Date.now() + 15_000;
+    while (tree.some(isAlive) && Date.now() < deadline) await sleep(100);
+    assert.deepEqual(tree.filter(isAlive), [], 'no process is left behind');
+  });
+});
+
 describe('graceful shutdown', () => {
   let mongo: TestMongo | undefined;
   after(async () => mongo?.stop());
@@ -124,6 +143,12 @@ async function descendantsOf(pid: number): Promise<number[]> {
       }
     })
     .map(Number);
+}
+
+async function descendantsDeep(pid: number): Promise<number[]> {
+  const children = await descendantsOf(pid);
+  const below = await Promise.all(children.map(descendantsDeep));
+  return [...children, ...below.flat()];
 }
 
 function isAlive(pid: number): boolean {

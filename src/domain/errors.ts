@@ -40,12 +40,3 @@ export class AppError extends Error {
     return { error: this.message, ...this.details };
   }
 }
-
-/** Convenience constructors for the common cases. */
-export const errors = {
-  badRequest: (message: string) => new AppError('bad_request', message),
-  notFound: (what = 'Not found') => new AppError('not_found', what),
-  conflict: (message: string) => new AppError('conflict', message),
-  unauthorized: (message: string) => new AppError('unauthorized', message),
-  forbidden: (message: string) => new AppError('forbidden', message),
-};

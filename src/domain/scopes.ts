@@ -12,10 +12,6 @@ export type Scope = (typeof SCOPES)[number];
 /** The scope every key carries, whatever it was created with. */
 export const DEFAULT_SCOPE: Scope = 'models:read';
 
-export function isScope(value: unknown): value is Scope {
-  return typeof value === 'string' && (SCOPES as readonly string[]).includes(value);
-}
-
 /** The scopes a key is stored with: the requested ones plus `models:read`, deduplicated, in table order. */
 export function normaliseScopes(requested: readonly Scope[]): Scope[] {
   const wanted = new Set<Scope>([DEFAULT_SCOPE, ...requested]);

@@ -16,10 +16,10 @@ import type {
 import type { Authenticator } from './authenticator.ts';
 
 /** The user shape of every admin answer. */
-export const publicUser = (user: UserRecord) => ({ id: user.id, email: user.email, credits: user.credits });
+const publicUser = (user: UserRecord) => ({ id: user.id, email: user.email, credits: user.credits });
 
 /** The key shape of every admin answer (never the hash, never the secret). */
-export const publicKey = (key: ApiKeyRecord) => ({
+const publicKey = (key: ApiKeyRecord) => ({
   id: key.id,
   name: key.name,
   scopes: key.scopes,

@@ -1,4 +1,12 @@
-// Virtual actors (DESIGN.md §2): the user actor (credit ledger) and the project actor (timeline, turn queue),
-// over NATS JetStream or in-process. They arrive with the actor-runtime issue; today credit changes go through
-// the ledger port directly (src/adapters/mongo/credit-ledger.ts), which the user actor will own.
-export {};
+// Virtual actors (DESIGN.md §2). `runtime/` holds the transport-independent runtime and the in-process
+// transport; the JetStream transport is an adapter (src/adapters/nats/actor-transport.ts).
+export * from './runtime/index.ts';
+export {
+  userActor,
+  userCredits,
+  USER_ACTOR,
+  type CreditResult,
+  type UserCredits,
+  type UserActorPorts,
+  type LedgerEntryView,
+} from './user.ts';

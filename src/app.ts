@@ -75,7 +75,7 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
     const [users, keys, mongoLedger] = await Promise.all([
       createMongoUsers(mongo.db),
       createMongoApiKeys(mongo.db),
-      createMongoCreditLedger(mongo.client, mongo.db, clock),
+      createMongoCreditLedger(mongo.db, clock),
     ]);
     // One credit change per user at a time in this process (the user actor takes this over in cluster mode).
     const ledger = serialisePerUser(mongoLedger, createKeyedSerial());

@@ -1,12 +1,15 @@
 import type { Db } from 'mongodb';
 import type { UserRecord, UsersRepository } from '../../services/repositories.ts';
 import { isDuplicateKeyError } from './connect.ts';
+import type { LedgerDoc } from './credit-ledger.ts';
 
 interface UserDoc {
   _id: string;
   email: string;
   credits: number;
   ledger_seq: number;
+  /** The newest ledger entry, written in the same atomic update as `credits` (see credit-ledger.ts). */
+  last_entry?: LedgerDoc;
   created_at: Date;
 }
 

@@ -1,0 +1,56 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../../src/domain/clock.ts';
+import { AppError } from '../../src/domain/errors.ts';
+import type { ActorDefinition } from './define.ts';
+import { createDispatcher, type ActorMetrics, type RetryPolicy } from './dispatcher.ts';
+import { unwrapReply, type ActorMessage } from './envelope.ts';
+import { AskTimeoutError, type ActorTransport } from './transport.ts';
+
+/** Callers' view of the actors: `ask` waits for the answer, `tell` only for acceptance. */
+export interface ActorSystem {
+  /** The handler's answer; its `AppError` rethrown; 503 `unavailable` when no reply comes in time. */
+  ask<T = unknown>(
+    kind: string,
+    key: string,
+    message: ActorMessage,
+    options?: { timeoutMs?: number },
+  ): Promise<T>;
+  tell(kind: string, key: string, message: ActorMessage): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_ASK_TIMEOUT_MS = 10_000;
+
+/** Starts handling the given actor kinds on this node and returns the callers' interface. */
+export async function createActorSystem<Ports>(options: {
+  transport: ActorTransport;
+  actors: readonly ActorDefinition<Ports>[];
+  ports: Ports;
+  logger: Logger;
+  clock: Clock;
+  metrics?: ActorMetrics;
+  retry?: RetryPolicy;
+}): Promise<ActorSystem> {
+  const { transport } = options;
+  await transport.start(
+    options.actors.map((actor) => actor.kind),
+    createDispatcher(options),
+  );
+  return {
+    async ask<T>(kind: string, key: string, message: ActorMessage, askOptions: { timeoutMs?: number } = {}) {
+      try {
+        return unwrapReply(
+          await transport.ask(kind, key, message, askOptions.timeoutMs ?? DEFAULT_ASK_TIMEOUT_MS),
+        ) as T;
+      } catch (error) {
+        if (error instanceof AskTimeoutError) {
+          options.logger.warn({ actor: kind, actor_key: key, op_id: message.op_id }, error.message);
+          throw new AppError('unavailable', 'Service temporarily unavailable, try again');
+        }
+        throw error;
+      }
+    },
+    tell: (kind, key, message) => transport.tell(kind, key, message),
+    close: () => transport.close(),
+  };
+}

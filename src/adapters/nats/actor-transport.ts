@@ -1,0 +1,259 @@
+import type { Logger } from 'pino';
+import { createInbox, headers, nanos, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import {
+  AckPolicy,
+  DeliverPolicy,
+  RetentionPolicy,
+  StorageType,
+  jetstream,
+  jetstreamManager,
+  type ConsumerMessages,
+  type JetStreamManager,
+  type JsMsg,
+} from '@nats-io/jetstream';
+import { AppError } from '../../domain/errors.ts';
+import {
+  AskTimeoutError,
+  decode,
+  encode,
+  errorReply,
+  partitionOf,
+  type ActorMessage,
+  type ActorReply,
+  type ActorTransport,
+  type Dispatch,
+} from '../../../actors/runtime/index.ts';
+
+export const ACTOR_STREAM = 'MF_ACTORS';
+/** The header naming the core-NATS subject the handler's reply goes to (absent for `tell`). */
+export const REPLY_HEADER = 'Mf-Reply';
+
+/** `mf.actor.<kind>.<partition>`: every message of one key lands on one subject, so on one consumer. */
+export const actorSubject = (kind: string, partition: number) => `mf.actor.${kind}.${partition}`;
+const consumerName = (kind: string, partition: number) => `mf_actor_${kind}_${partition}`;
+
+export interface JetStreamTransportOptions {
+  connection: NatsConnection;
+  /** `ACTOR_PARTITIONS`: must be the same on every node (it fixes where each key's messages go). */
+  partitions: number;
+  /** `NATS_REPLICAS` of the stream. */
+  replicas: number;
+  /** How long a delivered message may go unacknowledged before JetStream redelivers it (a node died). */
+  ackWaitMs: number;
+  logger: Logger;
+  /** A message delivered more often than this is answered with an error and dropped (a poison pill). */
+  maxDeliveries?: number;
+}
+
+interface Envelope {
+  key: string;
+  message: ActorMessage;
+}
+
+/**
+ * Actors over JetStream (DESIGN.md §2): stream `MF_ACTORS`, one durable pull consumer per kind and partition
+ * with `max_ack_pending: 1`, so each partition is handled strictly in order by exactly one node at a time,
+ * whichever nodes are running. Replies travel on core NATS to the subject in the `Mf-Reply` header.
+ *
+ * Acknowledgement comes before the reply: a caller that got an answer knows the message will not be handled
+ * again; a node that dies between handling and acknowledging leaves the message to be redelivered after
+ * `ack_wait`, and handlers are idempotent by `op_id`. Failing handlers are retried inside the dispatcher,
+ * never with a delayed `nak`, which would stall every key of the partition.
+ */
+export function createJetStreamTransport(options: JetStreamTransportOptions): ActorTransport {
+  const { connection, partitions, logger } = options;
+  const maxDeliveries = options.maxDeliveries ?? 10;
+  const js = jetstream(connection);
+  const inbox = createInbox();
+  const pending = new Map<string, { resolve(reply: ActorReply): void }>();
+  let replies: Subscription | undefined;
+  let sequence = 0;
+  const consumers: ConsumerMessages[] = [];
+  const loops: Promise<void>[] = [];
+
+  function listenForReplies() {
+    replies ??= connection.subscribe(`${inbox}.*`, {
+      callback: (error, msg) => {
+        if (error) return void logger.error({ err: error }, 'actor reply subscription failed');
+        const waiter = pending.get(msg.subject.slice(inbox.length + 1));
+        if (!waiter) return; // the caller gave up (time-out) — the handler's work stands regardless
+        try {
+          waiter.resolve(decode<ActorReply>(msg.data));
+        } catch (decodeError) {
+          waiter.resolve(errorReply(decodeError));
+        }
+      },
+    });
+  }
+
+  async function publish(kind: string, key: string, message: ActorMessage, replyTo?: string) {
+    const partition = partitionOf(key, partitions);
+    const hdrs = headers();
+    if (replyTo) hdrs.set(REPLY_HEADER, replyTo);
+    try {
+      // The message id lets JetStream drop a duplicate if the client re-sends after a lost acknowledgement.
+      await js.publish(actorSubject(kind, partition), encode({ key, message } satisfies Envelope), {
+        headers: hdrs,
+        msgID: replyTo ?? `${inbox}.t${++sequence}`,
+      });
+    } catch (error) {
+      logger.error({ err: error, actor: kind, actor_key: key }, 'could not publish actor message');
+      throw new AppError('unavailable', 'Service temporarily unavailable, try again');
+    }
+  }
+
+  async function handle(kind: string, msg: JsMsg, dispatch: Dispatch) {
+    const replyTo = msg.headers?.get(REPLY_HEADER) || undefined;
+    const answer = (reply: ActorReply) => {
+      if (replyTo) connection.publish(replyTo, encode(reply));
+    };
+    let envelope: Envelope;
+    try {
+      envelope = decode<Envelope>(msg.data);
+      if (typeof envelope.key !== 'string' || typeof envelope.message !== 'object' || !envelope.message) {
+        throw new Error('malformed envelope');
+      }
+    } catch (error) {
+      logger.error({ err: error, actor: kind, subject: msg.subject }, 'undecodable actor message dropped');
+      msg.term();
+      return answer(errorReply(new AppError('bad_request', 'Malformed actor message')));
+    }
+    if (msg.info.deliveryCount > maxDeliveries) {
+      logger.error(
+        { actor: kind, actor_key: envelope.key, deliveries: msg.info.deliveryCount },
+        'poison actor message dropped',
+      );
+      msg.term();
+      return answer(errorReply(new AppError('unavailable', 'Service temporarily unavailable, try again')));
+    }
+    // Tell JetStream the handler is alive, so a long handler is not taken for a dead node.
+    const heartbeat = setInterval(() => msg.working(), Math.max(100, options.ackWaitMs / 3));
+    let reply: ActorReply;
+    try {
+      reply = await dispatch(kind, envelope.key, envelope.message);
+    } finally {
+      clearInterval(heartbeat);
+    }
+    if (!reply.ok) {
+      // Failed for good: answered, never redelivered. No reason text: nats-server 2.9 ignores `+TERM <reason>`
+      // (2.10.4 added it), which would leave the message pending until ack_wait and stall the partition.
+      msg.term();
+      return answer(reply);
+    }
+    const acked = await msg.ackAck().catch(() => false);
+    if (!acked) {
+      // The message will come again and be answered then (idempotently); a reply now could be contradicted.
+      return void logger.warn({ actor: kind, actor_key: envelope.key }, 'actor acknowledgement lost');
+    }
+    answer(reply);
+  }
+
+  async function consume(kind: string, partition: number, dispatch: Dispatch) {
+    const consumer = await js.consumers.get(ACTOR_STREAM, consumerName(kind, partition));
+    const messages = await consumer.consume({ max_messages: 1 });
+    consumers.push(messages);
+    loops.push(
+      (async () => {
+        for await (const msg of messages) {
+          try {
+            await handle(kind, msg, dispatch);
+          } catch (error) {
+            logger.error({ err: error, actor: kind, partition }, 'actor message handling failed');
+          }
+        }
+      })(),
+    );
+  }
+
+  return {
+    async start(kinds, dispatch) {
+      const jsm = await jetstreamManager(connection);
+      await ensureStream(jsm, options.replicas, logger);
+      await Promise.all(
+        kinds.flatMap((kind) =>
+          Array.from({ length: partitions }, (_, partition) =>
+            ensureConsumer(jsm, kind, partition, options.ackWaitMs),
+          ),
+        ),
+      );
+      for (const kind of kinds) {
+        for (let partition = 0; partition < partitions; partition++) await consume(kind, partition, dispatch);
+      }
+    },
+    ask(kind, key, message, timeoutMs) {
+      listenForReplies();
+      const id = `${++sequence}`;
+      return new Promise<ActorReply>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          pending.delete(id);
+          reject(new AskTimeoutError(kind, key, timeoutMs));
+        }, timeoutMs);
+        pending.set(id, {
+          resolve: (reply) => {
+            clearTimeout(timer);
+            pending.delete(id);
+            resolve(reply);
+          },
+        });
+        publish(kind, key, message, `${inbox}.${id}`).catch((error: unknown) => {
+          clearTimeout(timer);
+          pending.delete(id);
+          reject(error);
+        });
+      });
+    },
+    tell: (kind, key, message) => publish(kind, key, message),
+    async close() {
+      for (const messages of consumers) await messages.close();
+      await Promise.allSettled(loops);
+      replies?.unsubscribe();
+    },
+  };
+}
+
+/** Creates the stream, or brings an existing one to our settings; safe when many nodes start at once. */
+async function ensureStream(jsm: JetStreamManager, replicas: number, logger: Logger) {
+  const config = {
+    name: ACTOR_STREAM,
+    subjects: ['mf.actor.>'],
+    storage: StorageType.File,
+    retention: RetentionPolicy.Workqueue, // an acknowledged command is gone: the stream holds only pending work
+    num_replicas: replicas,
+    duplicate_window: nanos(120_000),
+  };
+  try {
+    await jsm.streams.add(config);
+  } catch (error) {
+    const existing = await jsm.streams.info(ACTOR_STREAM).catch(() => undefined);
+    if (!existing) throw error;
+    if (existing.config.num_replicas !== replicas) {
+      logger.warn({ from: existing.config.num_replicas, to: replicas }, `updating ${ACTOR_STREAM} replicas`);
+      await jsm.streams.update(ACTOR_STREAM, { ...existing.config, num_replicas: replicas });
+    }
+  }
+}
+
+async function ensureConsumer(jsm: JetStreamManager, kind: string, partition: number, ackWaitMs: number) {
+  const name = consumerName(kind, partition);
+  const config = {
+    durable_name: name,
+    filter_subject: actorSubject(kind, partition),
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    max_ack_pending: 1, // strict order per partition across every node
+    ack_wait: nanos(ackWaitMs),
+    max_deliver: -1, // the poison-pill guard is ours (maxDeliveries), so a message is never silently parked
+  };
+  try {
+    await jsm.consumers.add(ACTOR_STREAM, config);
+  } catch (error) {
+    // Same name, other settings (say, a changed ack_wait): bring it to ours.
+    const existing = await jsm.consumers.info(ACTOR_STREAM, name).catch(() => undefined);
+    if (!existing) throw error;
+    await jsm.consumers.update(ACTOR_STREAM, name, {
+      ack_wait: config.ack_wait,
+      max_ack_pending: 1,
+      max_deliver: -1,
+    });
+  }
+}

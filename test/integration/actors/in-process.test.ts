@@ -1,0 +1,3 @@
+import { actorContract } from './contract.ts';
+
+actorContract('in-process', () => undefined);

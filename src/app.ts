@@ -11,12 +11,13 @@ import { connectMongo, type MongoConnection } from './adapters/mongo/connect.ts'
 import { createMongoUsers } from './adapters/mongo/users.ts';
 import { createMongoApiKeys } from './adapters/mongo/api-keys.ts';
 import { createMongoCreditLedger } from './adapters/mongo/credit-ledger.ts';
-import { serialisePerUser } from './services/serialised-ledger.ts';
-import { createKeyedSerial } from './domain/keyed-serial.ts';
 import { createMongoAuditSink } from './adapters/mongo/audit-sink.ts';
 import { createFileAuditSink } from './adapters/audit/index.ts';
 import { startEmbeddedMongo, type EmbeddedMongo } from './adapters/embedded/jongodb.ts';
 import { connectNats, type NatsLink } from './adapters/nats/connect.ts';
+import { createJetStreamTransport } from './adapters/nats/actor-transport.ts';
+import { createActorSystem, createInProcessTransport, userActor, userCredits } from '../actors/index.ts';
+import { actorMetrics, createMetricsRegistry, registerProcessMetrics } from './observability/index.ts';
 import { createAuditLog } from './services/audit-log.ts';
 import { createAuthenticator } from './services/authenticator.ts';
 import { createAdminService } from './services/admin.ts';
@@ -26,6 +27,7 @@ import { startHttpServer, type HttpServer } from './http/server.ts';
 import { buildOpenApiDocument } from './http/openapi.ts';
 import { adminRoutes } from './http/routes/admin.ts';
 import { accountRoute, healthRoute, modelsRoute, openApiRoute } from './http/routes/public.ts';
+import { metricsRoute } from './http/routes/metrics.ts';
 
 const MAX_BODY_BYTES = 1024 * 1024;
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -55,6 +57,10 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
   const log =
     deps.logger ?? createLogger({ level: config.logLevel, nodeId: config.nodeId, secrets: [adminToken] });
   const closers: Array<() => Promise<void>> = []; // run in reverse order on stop
+  // One registry per process, served at GET /metrics: HTTP and process metrics here, actor metrics too.
+  const metrics = createMetricsRegistry();
+  const stopProcessMetrics = registerProcessMetrics(metrics);
+  closers.push(async () => stopProcessMetrics());
 
   try {
     let embedded: EmbeddedMongo | undefined;
@@ -72,13 +78,29 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
       closers.push(() => nats!.close());
     }
 
-    const [users, keys, mongoLedger] = await Promise.all([
+    const [users, keys, ledger] = await Promise.all([
       createMongoUsers(mongo.db),
       createMongoApiKeys(mongo.db),
       createMongoCreditLedger(mongo.db, clock),
     ]);
-    // One credit change per user at a time in this process (the user actor takes this over in cluster mode).
-    const ledger = serialisePerUser(mongoLedger, createKeyedSerial());
+    // Actors: over JetStream in cluster mode (any node may handle any key), in-process otherwise.
+    const actors = await createActorSystem({
+      transport: nats
+        ? createJetStreamTransport({
+            connection: nats.connection,
+            partitions: config.actorPartitions,
+            replicas: config.natsReplicas,
+            ackWaitMs: config.actorAckWaitMs,
+            logger: log,
+          })
+        : createInProcessTransport(),
+      actors: [userActor],
+      ports: { ledger },
+      logger: log,
+      clock,
+      metrics: actorMetrics(metrics),
+    });
+    closers.push(() => actors.close());
     const auditSink: AuditSink =
       config.auditSink === 'file'
         ? createFileAuditSink({ dir: config.auditDir, clock })
@@ -90,6 +112,7 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
     const admin = createAdminService({
       users,
       keys,
+      credits: userCredits(actors),
       ledger,
       audit: auditSink,
       auth,
@@ -119,6 +142,7 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
         config.nodeId,
       ),
       ...adminRoutes(admin),
+      metricsRoute(metrics),
     ];
     for (const route of routes) router.add(route);
 
@@ -135,6 +159,7 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
         audit,
         log,
         trustProxy: config.trustProxy,
+        metrics,
       }),
     });
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`;

@@ -67,6 +67,7 @@ export const EnvSchema = Type.Object({
   LOG_LEVEL: OneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
   ACTOR_PARTITIONS: Int({ minimum: 1, maximum: 4096, default: 64 }),
   NATS_REPLICAS: Int({ minimum: 1, maximum: 5, default: 1 }),
+  ACTOR_ACK_WAIT_MS: Int({ minimum: 1000, default: 30_000 }),
   SANDBOX_RENDER_CONCURRENCY: Int({ minimum: 1, default: 2 }),
   FFMPEG_PATH: Text(),
   FFPROBE_PATH: Text(),
@@ -118,6 +119,8 @@ export interface Config {
   logLevel: Env['LOG_LEVEL'];
   actorPartitions: number;
   natsReplicas: number;
+  /** How long JetStream waits for a node to acknowledge an actor message before redelivering it. */
+  actorAckWaitMs: number;
   ffmpegPath: string | undefined;
   ffprobePath: string | undefined;
   trustProxy: boolean;
@@ -218,6 +221,7 @@ function toConfig(env: Env): Config {
     logLevel: env.LOG_LEVEL,
     actorPartitions: env.ACTOR_PARTITIONS,
     natsReplicas: env.NATS_REPLICAS,
+    actorAckWaitMs: env.ACTOR_ACK_WAIT_MS,
     ffmpegPath: env.FFMPEG_PATH,
     ffprobePath: env.FFPROBE_PATH,
     trustProxy: env.TRUST_PROXY,

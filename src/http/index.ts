@@ -7,9 +7,11 @@ export {
 } from './server.ts';
 export { Router, type RouteMatch } from './router.ts';
 export { createPipeline, type PipelineDeps } from './pipeline.ts';
+export { HttpMetrics, UNMATCHED_ROUTE } from './http-metrics.ts';
 export { buildOpenApiDocument } from './openapi.ts';
 export {
   JsonText,
+  RawText,
   reply,
   type RouteDefinition,
   type RequestContext,

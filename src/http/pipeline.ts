@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError } from '../domain/errors.ts';
 import type { RollingWindowLimiter, WindowDecision } from '../domain/rolling-window.ts';
+import type { MetricsRegistry } from '../observability/metrics.ts';
 import type { AuditLog } from '../services/audit-log.ts';
 import type { Authenticator } from '../services/authenticator.ts';
 import {
@@ -11,7 +12,7 @@ import {
   type RequestHandler,
 } from './server.ts';
 import {
-  JsonText,
+  RawText,
   type HttpMethod,
   type KeyPrincipal,
   type Reply,
@@ -21,6 +22,7 @@ import {
 import type { RouteMatch, Router } from './router.ts';
 import { clientAddress } from './client-address.ts';
 import { parseJson } from './json-body.ts';
+import { HttpMetrics } from './http-metrics.ts';
 
 /** What the pipeline needs: the routes and the cross-cutting services every request passes through. */
 export interface PipelineDeps {
@@ -33,6 +35,13 @@ export interface PipelineDeps {
   audit: AuditLog;
   log: Logger;
   trustProxy: boolean;
+  /** Receives `mf_http_requests_total` and `mf_http_request_duration_seconds`. */
+  metrics: MetricsRegistry;
+}
+
+/** The deps plus what the pipeline builds from them once. */
+interface PipelineState extends PipelineDeps {
+  httpMetrics: HttpMetrics;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -40,14 +49,16 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
  * Every request: request id → audit slot → route → authentication (per-address failure limit) → rate limit
- * → scope → handler → one error envelope → audit entry. Audit entries are written off the request path.
+ * → scope → handler → one error envelope → audit entry and request metrics. Audit entries are written off the
+ * request path.
  *
  * Hot-path rules, each measured: with a cached key the path is synchronous up to the route handler (promise
  * hops cost throughput); per-request state lives in one class instance, with its methods on the prototype —
  * no object literal with getters (a hidden class per request) and no named closure per request (tsx keeps
  * function names, so each one costs an `Object.defineProperty`).
  */
-export function createPipeline(deps: PipelineDeps): RequestHandler {
+export function createPipeline(pipelineDeps: PipelineDeps): RequestHandler {
+  const deps: PipelineState = { ...pipelineDeps, httpMetrics: new HttpMetrics(pipelineDeps.metrics) };
   return function handleRequest(request: IncomingRequest): Promise<OutgoingResponse> {
     const exchange = new Exchange(deps, request);
     // Waits when the audit sink has fallen behind: nothing is dropped.
@@ -73,7 +84,7 @@ class Exchange implements RequestContext {
   private parsedQuery: URLSearchParams | undefined;
 
   constructor(
-    private readonly deps: PipelineDeps,
+    private readonly deps: PipelineState,
     private readonly request: IncomingRequest,
   ) {
     const given = request.headers['x-request-id'];
@@ -190,9 +201,12 @@ class Exchange implements RequestContext {
     return match.route.handle(this);
   }
 
-  /** Records the audit entry and shapes the answer. */
+  /** Records the audit entry and the request metrics, and shapes the answer. */
   private finish(result: Reply): OutgoingResponse {
     const { request } = this;
+    const status = request.aborted ? 499 : result.status;
+    const elapsedMs = performance.now() - this.started;
+    this.deps.httpMetrics.record(this.method, this.match, status, elapsedMs / 1000);
     if (this.audited) {
       this.deps.audit.record({
         kind: 'request',
@@ -202,8 +216,8 @@ class Exchange implements RequestContext {
         user_id: this.principal?.userId ?? null,
         method: request.method,
         path: request.path,
-        status: request.aborted ? 499 : result.status,
-        duration_ms: Math.round((performance.now() - this.started) * 100) / 100,
+        status,
+        duration_ms: Math.round(elapsedMs * 100) / 100,
         ip: this.ip,
         user_agent: request.headers['user-agent'] ?? null,
       });
@@ -216,7 +230,7 @@ class Exchange implements RequestContext {
       headers['x-ratelimit-remaining'] = String(limit.remaining);
       headers['x-ratelimit-reset'] = String(limit.resetAt);
     }
-    const body = result.body instanceof JsonText ? result.body.text : JSON.stringify(result.body);
+    const body = result.body instanceof RawText ? result.body.text : JSON.stringify(result.body);
     return { status: result.status, headers, body };
   }
 

@@ -57,10 +57,13 @@ export interface RouteDefinition {
   handle(ctx: RequestContext): Promise<Reply>;
 }
 
-/** A body already serialised to JSON, for answers that never change (the catalogue, OpenAPI). */
-export class JsonText {
+/** A body already serialised, written as it is; its `content-type` comes from the reply's headers. */
+export class RawText {
   constructor(readonly text: string) {}
 }
+
+/** A body already serialised to JSON, for answers that never change (the catalogue, OpenAPI). */
+export class JsonText extends RawText {}
 
 /** Builds a JSON reply. */
 export function reply(status: number, body: unknown, headers?: Record<string, string>): Reply {

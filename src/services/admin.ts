@@ -14,6 +14,7 @@ import type {
   UsersRepository,
 } from './repositories.ts';
 import type { Authenticator } from './authenticator.ts';
+import type { UserCredits } from '../../actors/user.ts';
 
 /** The user shape of every admin answer. */
 const publicUser = (user: UserRecord) => ({ id: user.id, email: user.email, credits: user.credits });
@@ -42,13 +43,16 @@ const publicEntry = (entry: LedgerEntry) => ({
 export function createAdminService(deps: {
   users: UsersRepository;
   keys: ApiKeysRepository;
-  ledger: CreditLedger;
+  /** Credit changes go to the user actor, which orders them per user on every node. */
+  credits: Pick<UserCredits, 'grant'>;
+  /** Ledger reads go straight to storage. */
+  ledger: Pick<CreditLedger, 'entries'>;
   audit: AuditSink;
   auth: Pick<Authenticator, 'forget'>;
   clock: Clock;
   webhookAllowPrivate: boolean;
 }) {
-  const { users, keys, ledger, clock } = deps;
+  const { users, keys, credits, ledger, clock } = deps;
 
   async function requireUser(userId: string): Promise<UserRecord> {
     const user = await users.get(userId);
@@ -63,15 +67,14 @@ export function createAdminService(deps: {
   }
 
   async function changeCredits(userId: string, amount: number, reason: string, opId: string) {
-    const result = await ledger.apply({ userId, opId, delta: amount, reason });
-    if (result.kind === 'no_user') throw new AppError('not_found', 'User not found');
-    if (result.kind === 'insufficient') {
+    const result = await credits.grant(userId, { op_id: opId, amount, reason }); // 404 for an unknown user
+    if (!result.ok) {
       throw new AppError('insufficient_credits', 'Insufficient credits', {
         credits_required: result.credits_required,
         credits_remaining: result.credits_remaining,
       });
     }
-    return { user_id: userId, credits: result.entry.balance_after };
+    return { user_id: userId, credits: result.credits_remaining };
   }
 
   return {

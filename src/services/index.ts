@@ -7,4 +7,3 @@ export {
   type Authenticator,
 } from './authenticator.ts';
 export type * from './repositories.ts';
-export { serialisePerUser } from './serialised-ledger.ts';

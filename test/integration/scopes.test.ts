@@ -10,6 +10,7 @@ import { systemClock } from '../../src/domain/clock.ts';
 import { RollingWindowLimiter } from '../../src/domain/rolling-window.ts';
 import { SCOPES, normaliseScopes, type Scope } from '../../src/domain/scopes.ts';
 import { createPipeline } from '../../src/http/pipeline.ts';
+import { createMetricsRegistry } from '../../src/observability/metrics.ts';
 import { reply, type RouteDefinition } from '../../src/http/route.ts';
 import { Router } from '../../src/http/router.ts';
 import { startHttpServer, type HttpServer } from '../../src/http/server.ts';
@@ -83,6 +84,7 @@ before(async () => {
     audit,
     log,
     trustProxy: false,
+    metrics: createMetricsRegistry(),
   });
   server = await startHttpServer({ host: '127.0.0.1', port: 0, maxBodyBytes: 64 * 1024, handle, log });
   baseUrl = `http://127.0.0.1:${server.port}`;

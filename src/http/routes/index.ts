@@ -1,2 +1,3 @@
 export { adminRoutes } from './admin.ts';
 export { accountRoute, healthRoute, modelsRoute, openApiRoute } from './public.ts';
+export { metricsRoute } from './metrics.ts';

@@ -1,0 +1,33 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import type { MetricsRegistry } from './metrics.ts';
+
+/**
+ * Process gauges read at scrape time: resident memory, heap in use, and the event-loop delay (p99 over the
+ * last scrape interval; the sampler's histogram is reset on every read). Returns a function that stops the
+ * sampler.
+ */
+export function registerProcessMetrics(registry: MetricsRegistry): () => void {
+  const loopDelay = monitorEventLoopDelay({ resolution: 20 });
+  loopDelay.enable();
+  registry.gauge(
+    { name: 'mf_process_resident_memory_bytes', help: 'Resident set size of the process.', labels: [] },
+    () => [[[], process.memoryUsage.rss()]],
+  );
+  registry.gauge({ name: 'mf_nodejs_heap_used_bytes', help: 'V8 heap in use.', labels: [] }, () => [
+    [[], process.memoryUsage().heapUsed],
+  ]);
+  registry.gauge(
+    {
+      name: 'mf_nodejs_eventloop_lag_seconds',
+      help: 'Event-loop delay, 99th percentile since the previous scrape.',
+      labels: [],
+    },
+    () => {
+      // Before the first sample the histogram reports NaN percentiles and a huge minimum: report 0.
+      const p99 = loopDelay.count > 0 ? loopDelay.percentile(99) / 1e9 : 0;
+      loopDelay.reset();
+      return [[[], p99]];
+    },
+  );
+  return () => loopDelay.disable();
+}

@@ -7,6 +7,8 @@ import { watchProcess, stopProcess } from './processes.ts';
 /** A nats-server with JetStream for one test file. */
 export interface TestNats {
   url: string;
+  /** Stops the server and starts it again on the same port with the same JetStream storage. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -35,11 +37,22 @@ export function skipWithoutNats(): string | false {
 /** Starts nats-server with JetStream on a random loopback port and its own storage folder. */
 export async function startNats(): Promise<TestNats> {
   const storeDir = mkdtempSync(join(tmpdir(), 'mf-nats-'));
-  const proc = watchProcess('nats-server', ['-a', '127.0.0.1', '-p', '-1', '-js', '-sd', storeDir]);
-  const match = await proc.waitForLine(/Listening for client connections on (\S+)/);
-  await proc.waitForLine(/Server is ready/);
+  const launch = async (port: string) => {
+    const proc = watchProcess('nats-server', ['-a', '127.0.0.1', '-p', port, '-js', '-sd', storeDir]);
+    const match = await proc.waitForLine(/Listening for client connections on (\S+)/);
+    await proc.waitForLine(/Server is ready/);
+    return { proc, address: match[1]! };
+  };
+  const first = await launch('-1');
+  let proc = first.proc;
+  const address = first.address;
+  const port = address.split(':').at(-1)!;
   return {
-    url: `nats://${match[1]}`,
+    url: `nats://${address}`,
+    async restart() {
+      await stopProcess(proc, 'SIGTERM', 5000);
+      ({ proc } = await launch(port));
+    },
     stop: async () => {
       await stopProcess(proc, 'SIGTERM', 5000);
       rmSync(storeDir, { recursive: true, force: true });

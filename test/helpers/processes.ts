@@ -13,8 +13,9 @@ export function watchProcess(
   command: string,
   args: string[],
   env: NodeJS.ProcessEnv = process.env,
+  options: { stdin?: boolean } = {},
 ): WatchedProcess {
-  const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, args, { env, stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   const waiters = new Set<(line: string) => void>();
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
@@ -48,8 +49,14 @@ export function watchProcess(
           ),
         timeoutMs,
       );
-      const onExit = () =>
-        finish(() => reject(new Error(`${command} exited before printing ${pattern}:\n${lines.join('\n')}`)));
+      const onExit = (code: number | null, signal: NodeJS.Signals | null) =>
+        finish(() =>
+          reject(
+            new Error(
+              `${command} exited (code ${code}, signal ${signal}) before printing ${pattern}:\n${lines.join('\n')}`,
+            ),
+          ),
+        );
       child.once('exit', onExit);
       function finish(settle: () => void) {
         clearTimeout(timer);

@@ -27,6 +27,7 @@ import {
 export const ACTOR_STREAM = 'MF_ACTORS';
 /** The header naming the core-NATS subject the handler's reply goes to (absent for `tell`). */
 export const REPLY_HEADER = 'Mf-Reply';
+const PULL_EXPIRES_MS = 5000;
 
 /** `mf.actor.<kind>.<partition>`: every message of one key lands on one subject, so on one consumer. */
 export const actorSubject = (kind: string, partition: number) => `mf.actor.${kind}.${partition}`;
@@ -126,6 +127,13 @@ export function createJetStreamTransport(options: JetStreamTransportOptions): Ac
       msg.term();
       return answer(errorReply(new AppError('unavailable', 'Service temporarily unavailable, try again')));
     }
+    if (msg.info.redelivered) {
+      // A node died or stalled holding it; handling it again is safe (op_id) and worth knowing about.
+      logger.warn(
+        { actor: kind, actor_key: envelope.key, deliveries: msg.info.deliveryCount },
+        'actor message redelivered',
+      );
+    }
     // Tell JetStream the handler is alive, so a long handler is not taken for a dead node.
     const heartbeat = setInterval(() => msg.working(), Math.max(100, options.ackWaitMs / 3));
     let reply: ActorReply;
@@ -150,7 +158,9 @@ export function createJetStreamTransport(options: JetStreamTransportOptions): Ac
 
   async function consume(kind: string, partition: number, dispatch: Dispatch) {
     const consumer = await js.consumers.get(ACTOR_STREAM, consumerName(kind, partition));
-    const messages = await consumer.consume({ max_messages: 1 });
+    // Short pull expiry: nats-server 2.9 keeps a dead node's waiting pulls until they expire and may hand a
+    // redelivered message to one of them, costing another ack_wait.
+    const messages = await consumer.consume({ max_messages: 1, expires: PULL_EXPIRES_MS });
     consumers.push(messages);
     loops.push(
       (async () => {

@@ -1,0 +1,124 @@
+// Debits through the user actor, against the same ledger operation called directly: 64 concurrent callers,
+// 200 users, a fresh MongoDB-wire server per case. jongodb's writes slow down as a collection grows (DESIGN.md
+// §3), so every case writes the same number of entries into an empty ledger, and only ratios are judged.
+// Cases: direct (no actors), in-process actors, JetStream with 1 node, JetStream with 3 nodes (three actor
+// systems, each with its own NATS and MongoDB connections, in this one process: the machine has 2 cores).
+import { MongoClient } from 'mongodb';
+import { systemClock } from '../../src/domain/clock.ts';
+import { createMongoCreditLedger } from '../../src/adapters/mongo/credit-ledger.ts';
+import { createMongoUsers } from '../../src/adapters/mongo/users.ts';
+import type { CreditLedger } from '../../src/services/repositories.ts';
+import { userActor, userCredits } from '../../actors/index.ts';
+import { startMongo } from '../helpers/mongo.ts';
+import { startNats } from '../helpers/nats.ts';
+import { startTestActorSystem, type TestActorSystem } from '../helpers/actors.ts';
+
+const CALLERS = 64;
+const USERS = 200;
+const DEBITS = Number(process.env.BENCH_DEBITS ?? 1000);
+const WARMUP = 100;
+
+type Debit = (userId: string, opId: string) => Promise<void>;
+
+interface Result {
+  name: string;
+  rate: number;
+  p50: number;
+  p99: number;
+}
+
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
+
+/** 64 callers share `count` debits over 200 users; latency is measured per call. */
+async function load(debit: Debit, count: number, prefix: string) {
+  const latencies: number[] = [];
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CALLERS }, async () => {
+      for (let i = next++; i < count; i = next++) {
+        const t = performance.now();
+        await debit(`usr_${i % USERS}`, `${prefix}${i}`);
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  return { rate: count / seconds, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) };
+}
+
+/** One case on a fresh server: users with plenty of credits, a warm-up, then the measured debits. */
+async function runCase(name: string, nodes: number | 'direct' | 'in-process'): Promise<Result> {
+  const mongo = await startMongo();
+  const nats = typeof nodes === 'number' ? await startNats() : undefined;
+  const clients: MongoClient[] = [];
+  const systems: TestActorSystem[] = [];
+  try {
+    const ledgerFor = async () => {
+      const client = new MongoClient(mongo.uri, { serverMonitoringMode: 'poll' });
+      await client.connect();
+      clients.push(client);
+      return createMongoCreditLedger(client.db('bench'), systemClock);
+    };
+    const ledger = await ledgerFor();
+    const users = await createMongoUsers(clients[0]!.db('bench'));
+    for (let u = 0; u < USERS; u++) {
+      await users.create({ id: `usr_${u}`, email: `u${u}@bench.test`, credits: 1e9, created_at: new Date() });
+    }
+    let debit: Debit;
+    if (nodes === 'direct') {
+      debit = async (userId, opId) => {
+        const result = await ledger.apply({ userId, opId, delta: -1, reason: 'debit' });
+        if (result.kind !== 'applied') throw new Error(`debit refused: ${result.kind}`);
+      };
+    } else {
+      const ledgers: CreditLedger[] = [ledger];
+      for (let n = 1; n < (typeof nodes === 'number' ? nodes : 1); n++) ledgers.push(await ledgerFor());
+      for (const nodeLedger of ledgers) {
+        systems.push(
+          await startTestActorSystem({
+            transport: nodes === 'in-process' ? 'in-process' : 'jetstream',
+            natsUrl: nats?.url,
+            actors: [userActor],
+            ports: { ledger: nodeLedger },
+            partitions: 64,
+            ackWaitMs: 30_000,
+          }),
+        );
+      }
+      const callers = systems.map((s) => userCredits(s.system));
+      let turn = 0;
+      debit = async (userId, opId) => {
+        const result = await callers[turn++ % callers.length]!.debit(userId, { op_id: opId, amount: 1 });
+        if (!result.ok) throw new Error('debit refused');
+      };
+    }
+    await load(debit, WARMUP, 'warm');
+    return { name, ...(await load(debit, DEBITS, 'd')) };
+  } finally {
+    for (const s of systems) await s.close();
+    for (const c of clients) await c.close();
+    await nats?.stop();
+    await mongo.stop();
+  }
+}
+
+const direct = await runCase('direct', 'direct');
+const cases = [
+  await runCase('in-process', 'in-process'),
+  await runCase('jetstream-1', 1),
+  await runCase('jetstream-3', 3),
+];
+const line = (r: Result) =>
+  `${r.name} ${r.rate.toFixed(0)}/s p50 ${r.p50.toFixed(1)} ms p99 ${r.p99.toFixed(1)} ms`;
+const verdicts = cases.map((r) => {
+  const ratio = r.rate / direct.rate;
+  const ok = r.name === 'in-process' ? ratio >= 0.9 : ratio >= 0.4 && r.p99 <= direct.p99 + 10;
+  return `${line(r)} (${(ratio * 100).toFixed(0)} % of direct${ok ? '' : ', OVER BUDGET'})`;
+});
+console.log(
+  `actors (${CALLERS} callers, ${USERS} users, ${DEBITS} debits per case, fresh server per case): ${line(direct)}; ` +
+    `${verdicts.join('; ')} [budget: JetStream >= 40 % of direct and p99 <= direct p99 + 10 ms; in-process >= 90 %]`,
+);

@@ -1,0 +1,107 @@
+// The ledger's commit point is the user document; the `ledger` collection is completed from it. These tests
+// leave a change half-done, as a crash between the two writes would, and check that nothing is lost or doubled.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { MongoClient, type Db } from 'mongodb';
+import { systemClock } from '../../src/domain/clock.ts';
+import { createMongoCreditLedger } from '../../src/adapters/mongo/credit-ledger.ts';
+import { createMongoUsers } from '../../src/adapters/mongo/users.ts';
+import type { CreditLedger } from '../../src/services/repositories.ts';
+import { startMongo, type TestMongo } from '../helpers/mongo.ts';
+
+describe('credit ledger (MongoDB)', () => {
+  let mongo: TestMongo;
+  let client: MongoClient;
+  let db: Db;
+  let ledger: CreditLedger;
+  let userNo = 0;
+
+  before(async () => {
+    mongo = await startMongo();
+    client = new MongoClient(mongo.uri, { serverMonitoringMode: 'poll' });
+    await client.connect();
+    db = client.db('ledger');
+    ledger = await createMongoCreditLedger(db, systemClock);
+  });
+  after(async () => {
+    await client?.close();
+    await mongo?.stop();
+  });
+
+  /** A user with 100 credits whose newest change (op `crashed`, −30) reached the user but not the ledger. */
+  async function userWithUncopiedEntry(): Promise<string> {
+    const id = `usr_${++userNo}`;
+    await (
+      await createMongoUsers(db)
+    ).create({ id, email: `${id}@x.test`, credits: 0, created_at: new Date() });
+    await ledger.apply({ userId: id, opId: 'open', delta: 100, reason: 'grant' });
+    const [opening] = await ledger.entries(id, 10);
+    const entry = {
+      _id: `led_crashed_${id}`,
+      user_id: id,
+      op_id: 'crashed',
+      seq: 2,
+      delta: -30,
+      balance_after: 70,
+      reason: 'debit',
+      created_at: new Date(),
+    };
+    await db
+      .collection('users')
+      .updateOne(
+        { _id: id as never, ledger_seq: opening!.seq },
+        { $set: { credits: 70, ledger_seq: 2, last_entry: entry } },
+      );
+    return id;
+  }
+
+  it('shows an entry the balance counts even when a crash kept it out of the ledger collection', async () => {
+    const id = await userWithUncopiedEntry();
+    const entries = await ledger.entries(id, 10);
+    assert.deepEqual(
+      entries.map((e) => [e.op_id, e.seq, e.balance_after]),
+      [
+        ['crashed', 2, 70],
+        ['open', 1, 100],
+      ],
+    );
+    assert.equal(await db.collection('ledger').countDocuments({ user_id: id }), 2, 'the read copied it over');
+  });
+
+  it('answers a redelivered command whose change reached only the user with its first result', async () => {
+    const id = await userWithUncopiedEntry();
+    const again = await ledger.apply({ userId: id, opId: 'crashed', delta: -30, reason: 'debit' });
+    assert.equal(again.kind, 'applied');
+    assert.ok(again.kind === 'applied' && again.replayed && again.entry.balance_after === 70);
+    const user = await db.collection('users').findOne({ _id: id as never });
+    assert.equal(user?.credits, 70, 'not applied a second time');
+    assert.equal(await db.collection('ledger').countDocuments({ user_id: id, op_id: 'crashed' }), 1);
+  });
+
+  it('copies the left-behind entry before applying the next change, keeping the chain whole', async () => {
+    const id = await userWithUncopiedEntry();
+    const next = await ledger.apply({ userId: id, opId: 'next', delta: 5, reason: 'refund' });
+    assert.ok(next.kind === 'applied' && next.entry.seq === 3 && next.entry.balance_after === 75);
+    const chain = (await ledger.entries(id, 10)).reverse().map((e) => [e.seq, e.delta, e.balance_after]);
+    assert.deepEqual(chain, [
+      [1, 100, 100],
+      [2, -30, 70],
+      [3, 5, 75],
+    ]);
+  });
+
+  it('lets only one of two racing writers of the same user commit each sequence number', async () => {
+    const id = await userWithUncopiedEntry();
+    // No actor here: 40 concurrent changes to one user, as a redelivery racing a slow node would produce.
+    const results = await Promise.all(
+      Array.from({ length: 40 }, (_, n) =>
+        ledger.apply({ userId: id, opId: `race${n % 20}`, delta: 1, reason: 'grant' }),
+      ),
+    );
+    assert.ok(results.every((r) => r.kind === 'applied'));
+    const chain = (await ledger.entries(id, 100)).reverse();
+    assert.equal(chain.length, 2 + 20, 'twenty distinct op_ids, each once');
+    chain.forEach((entry, index) => assert.equal(entry.seq, index + 1));
+    assert.equal((await db.collection('users').findOne({ _id: id as never }))?.credits, 90);
+  });
+});

@@ -17,6 +17,7 @@ const CALLERS = 64;
 const USERS = 200;
 const DEBITS = Number(process.env.BENCH_DEBITS ?? 1000);
 const WARMUP = 100;
+const PARTITIONS = Number(process.env.ACTOR_PARTITIONS ?? 64); // the service's default
 
 type Debit = (userId: string, opId: string) => Promise<void>;
 
@@ -83,7 +84,7 @@ async function runCase(name: string, nodes: number | 'direct' | 'in-process'): P
             natsUrl: nats?.url,
             actors: [userActor],
             ports: { ledger: nodeLedger },
-            partitions: 64,
+            partitions: PARTITIONS,
             ackWaitMs: 30_000,
           }),
         );

@@ -24,15 +24,18 @@ export const DEFAULT_RETRY: RetryPolicy = { attempts: 4, baseDelayMs: 25 };
 /** Runs one message through its handler and turns the outcome into the caller's reply. */
 export type Dispatch = (kind: string, key: string, message: ActorMessage) => Promise<ActorReply>;
 
-/** The transport-independent half of the runtime: handler lookup, context, retries, metrics. */
-export function createDispatcher<Ports>(options: {
+/** The actor kinds a node handles and everything their handlers need. */
+export interface DispatcherOptions<Ports> {
   actors: readonly ActorDefinition<Ports>[];
   ports: Ports;
   logger: Logger;
   clock: Clock;
   metrics?: ActorMetrics;
   retry?: RetryPolicy;
-}): Dispatch {
+}
+
+/** The transport-independent half of the runtime: handler lookup, context, retries, metrics. */
+export function createDispatcher<Ports>(options: DispatcherOptions<Ports>): Dispatch {
   const { ports, clock, metrics } = options;
   const retry = options.retry ?? DEFAULT_RETRY;
   const actors = new Map(options.actors.map((actor) => [actor.kind, actor]));

@@ -6,6 +6,7 @@ export {
   createDispatcher,
   DEFAULT_RETRY,
   type ActorMetrics,
+  type DispatcherOptions,
   type Dispatch,
   type HandlerOutcome,
   type RetryPolicy,

@@ -1,8 +1,5 @@
-import type { Logger } from 'pino';
-import type { Clock } from '../../src/domain/clock.ts';
 import { AppError } from '../../src/domain/errors.ts';
-import type { ActorDefinition } from './define.ts';
-import { createDispatcher, type ActorMetrics, type RetryPolicy } from './dispatcher.ts';
+import { createDispatcher, type DispatcherOptions } from './dispatcher.ts';
 import { unwrapReply, type ActorMessage } from './envelope.ts';
 import { AskTimeoutError, type ActorTransport } from './transport.ts';
 
@@ -22,15 +19,9 @@ export interface ActorSystem {
 export const DEFAULT_ASK_TIMEOUT_MS = 10_000;
 
 /** Starts handling the given actor kinds on this node and returns the callers' interface. */
-export async function createActorSystem<Ports>(options: {
-  transport: ActorTransport;
-  actors: readonly ActorDefinition<Ports>[];
-  ports: Ports;
-  logger: Logger;
-  clock: Clock;
-  metrics?: ActorMetrics;
-  retry?: RetryPolicy;
-}): Promise<ActorSystem> {
+export async function createActorSystem<Ports>(
+  options: DispatcherOptions<Ports> & { transport: ActorTransport },
+): Promise<ActorSystem> {
   const { transport } = options;
   await transport.start(
     options.actors.map((actor) => actor.kind),

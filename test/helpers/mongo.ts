@@ -1,4 +1,6 @@
 import { createRequire } from 'node:module';
+import { before, after } from 'node:test';
+import { MongoClient } from 'mongodb';
 import { watchProcess, stopProcess } from './processes.ts';
 
 /** A MongoDB-wire server for one test file. */
@@ -50,4 +52,30 @@ async function startContainerMongo(): Promise<TestMongo> {
   ]);
   const uri = `mongodb://${container.getHost()}:${container.getMappedPort(27017)}/?directConnection=true`;
   return { uri, stop: async () => void (await container.stop()) };
+}
+
+/**
+ * A fresh server and a connected client for the enclosing test file or `describe`: registers its own
+ * `before`/`after` hooks, so call it where those may be called. Read `client`/`uri` inside tests and hooks.
+ */
+export function useMongoClient(): { readonly client: MongoClient; readonly uri: string } {
+  let mongo: TestMongo | undefined;
+  let client: MongoClient | undefined;
+  before(async () => {
+    mongo = await startMongo();
+    client = new MongoClient(mongo.uri, { serverMonitoringMode: 'poll' });
+    await client.connect();
+  });
+  after(async () => {
+    await client?.close();
+    await mongo?.stop();
+  });
+  return {
+    get client() {
+      return client!;
+    },
+    get uri() {
+      return mongo!.uri;
+    },
+  };
 }

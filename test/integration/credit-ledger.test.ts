@@ -1,31 +1,23 @@
 // The ledger's commit point is the user document; the `ledger` collection is completed from it. These tests
 // leave a change half-done, as a crash between the two writes would, and check that nothing is lost or doubled.
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { MongoClient, type Db } from 'mongodb';
+import type { Db } from 'mongodb';
 import { systemClock } from '../../src/domain/clock.ts';
 import { createMongoCreditLedger } from '../../src/adapters/mongo/credit-ledger.ts';
 import { createMongoUsers } from '../../src/adapters/mongo/users.ts';
 import type { CreditLedger } from '../../src/services/repositories.ts';
-import { startMongo, type TestMongo } from '../helpers/mongo.ts';
+import { useMongoClient } from '../helpers/mongo.ts';
 
 describe('credit ledger (MongoDB)', () => {
-  let mongo: TestMongo;
-  let client: MongoClient;
+  const mongo = useMongoClient();
   let db: Db;
   let ledger: CreditLedger;
   let userNo = 0;
 
   before(async () => {
-    mongo = await startMongo();
-    client = new MongoClient(mongo.uri, { serverMonitoringMode: 'poll' });
-    await client.connect();
-    db = client.db('ledger');
+    db = mongo.client.db('ledger');
     ledger = await createMongoCreditLedger(db, systemClock);
-  });
-  after(async () => {
-    await client?.close();
-    await mongo?.stop();
   });
 
   /** A user with 100 credits whose newest change (op `crashed`, −30) reached the user but not the ledger. */

@@ -1,28 +1,16 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MongoClient, type Db } from 'mongodb';
-import { startMongo, type TestMongo } from '../helpers/mongo.ts';
+import type { Db } from 'mongodb';
+import { useMongoClient } from '../helpers/mongo.ts';
 import type { AuditEntry } from '../../src/domain/audit.ts';
 import { AUDIT_COLLECTION, createMongoAuditSink } from '../../src/adapters/mongo/audit-sink.ts';
 
-let mongo: TestMongo;
-let client: MongoClient;
+const mongo = useMongoClient();
 let dbCounter = 0;
-
-before(async () => {
-  mongo = await startMongo();
-  client = new MongoClient(mongo.uri, { serverMonitoringMode: 'poll' });
-  await client.connect();
-});
-
-after(async () => {
-  await client?.close();
-  await mongo?.stop();
-});
 
 /** A database of its own per test, so collections stay small and tests independent. */
 function freshDb(): Db {
-  return client.db(`mf_audit_${++dbCounter}`);
+  return mongo.client.db(`mf_audit_${++dbCounter}`);
 }
 
 function entry(n: number, fields: Partial<AuditEntry> = {}): AuditEntry {

@@ -2,17 +2,17 @@
 // Checked from the database afterwards: every user's ledger is a gap-free chain in each sender's order, the
 // balances add up and never went below 0, refused debits left no trace, and — with one process killed with
 // SIGKILL in the middle — every acknowledged command is in the ledger exactly once and nothing twice.
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
-import { MongoClient, type Db } from 'mongodb';
+import type { Db } from 'mongodb';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { systemClock } from '../../../src/domain/clock.ts';
 import { createMongoCreditLedger } from '../../../src/adapters/mongo/credit-ledger.ts';
 import { createMongoUsers } from '../../../src/adapters/mongo/users.ts';
 import { ACTOR_STREAM } from '../../../src/adapters/nats/actor-transport.ts';
-import { startMongo, type TestMongo } from '../../helpers/mongo.ts';
+import { useMongoClient } from '../../helpers/mongo.ts';
 import { startNats, skipWithoutNats } from '../../helpers/nats.ts';
 import { watchProcess, stopProcess, type WatchedProcess } from '../../helpers/processes.ts';
 import type { PlannedCommand } from './cluster-node.ts';
@@ -64,18 +64,7 @@ function acksOf(nodes: WatchedProcess[]): Acks {
 }
 
 describe('actors in three processes on one NATS', { skip: skipWithoutNats() }, () => {
-  let mongo: TestMongo;
-  let client: MongoClient;
-
-  before(async () => {
-    mongo = await startMongo();
-    client = new MongoClient(mongo.uri, { serverMonitoringMode: 'poll' });
-    await client.connect();
-  });
-  after(async () => {
-    await client?.close();
-    await mongo?.stop();
-  });
+  const mongo = useMongoClient();
 
   async function openAccounts(db: Db) {
     const users = await createMongoUsers(db);
@@ -100,7 +89,7 @@ describe('actors in three processes on one NATS', { skip: skipWithoutNats() }, (
     // Each run has its own nats-server (and database): a run's leftover messages must not reach the next.
     const nats = await startNats();
     const connection = await connect({ servers: nats.url });
-    const db = client.db(options.db);
+    const db = mongo.client.db(options.db);
     await openAccounts(db);
     const nodePlans = plans(3, options.perNode, options.seed);
     const nodes = nodePlans.map((plan) =>

@@ -3,14 +3,13 @@
 // actor's credit commands against a real MongoDB-wire server.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { MongoClient } from 'mongodb';
 import { AppError } from '../../../src/domain/errors.ts';
 import { systemClock } from '../../../src/domain/clock.ts';
 import { createMongoCreditLedger } from '../../../src/adapters/mongo/credit-ledger.ts';
 import { createMongoUsers } from '../../../src/adapters/mongo/users.ts';
 import type { CreditLedger, UsersRepository } from '../../../src/services/repositories.ts';
 import { defineActor, partitionOf, userActor, userCredits, type ActorSystem } from '../../../actors/index.ts';
-import { startMongo, type TestMongo } from '../../helpers/mongo.ts';
+import { useMongoClient } from '../../helpers/mongo.ts';
 import { startTestActorSystem, type TestActorSystem, type TransportName } from '../../helpers/actors.ts';
 
 const PARTITIONS = 16;
@@ -207,8 +206,7 @@ export function actorContract(transport: TransportName, natsUrl: () => string | 
   });
 
   describe(`user actor: credit commands (${transport})`, () => {
-    let mongo: TestMongo;
-    let client: MongoClient;
+    const mongo = useMongoClient();
     let users: UsersRepository;
     let ledger: CreditLedger;
     let started: TestActorSystem;
@@ -216,10 +214,7 @@ export function actorContract(transport: TransportName, natsUrl: () => string | 
     let userNo = 0;
 
     before(async () => {
-      mongo = await startMongo();
-      client = new MongoClient(mongo.uri, { serverMonitoringMode: 'poll' });
-      await client.connect();
-      const db = client.db('contract');
+      const db = mongo.client.db('contract');
       users = await createMongoUsers(db);
       ledger = await createMongoCreditLedger(db, systemClock);
       started = await startTestActorSystem({
@@ -233,8 +228,6 @@ export function actorContract(transport: TransportName, natsUrl: () => string | 
     });
     after(async () => {
       await started?.close();
-      await client?.close();
-      await mongo?.stop();
     });
 
     async function newUser(credits: number): Promise<string> {

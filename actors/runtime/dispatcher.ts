@@ -42,8 +42,9 @@ export function createDispatcher<Ports>(options: DispatcherOptions<Ports>): Disp
 
   return async function dispatch(kind, key, message) {
     const type = typeof message?.type === 'string' ? message.type : '';
-    const handler = actors.get(kind)?.handlers[type];
-    if (!handler || !Object.hasOwn(actors.get(kind)!.handlers, type)) {
+    const handlers = actors.get(kind)?.handlers;
+    const handler = handlers && Object.hasOwn(handlers, type) ? handlers[type] : undefined; // not `toString`
+    if (!handler) {
       metrics?.record(kind, 'unknown', 'error', 0);
       return errorReply(new AppError('bad_request', `Unknown command "${type}" for actor "${kind}"`));
     }

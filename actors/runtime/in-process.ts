@@ -1,4 +1,5 @@
 import { createKeyedSerial } from '../../src/domain/keyed-serial.ts';
+import { AppError } from '../../src/domain/errors.ts';
 import type { Dispatch } from './dispatcher.ts';
 import { decode, encode, errorReply, type ActorMessage, type ActorReply } from './envelope.ts';
 import { AskTimeoutError, type ActorTransport } from './transport.ts';
@@ -14,7 +15,11 @@ export function createInProcessTransport(): ActorTransport {
   let closed = false;
 
   function enqueue(kind: string, key: string, message: ActorMessage): Promise<ActorReply> {
-    if (closed) return Promise.resolve(errorReply(new Error('actor system is closed')));
+    if (closed) {
+      return Promise.resolve(
+        errorReply(new AppError('unavailable', 'Service temporarily unavailable, try again')),
+      );
+    }
     if (!dispatch) throw new Error(`no handler started for actor kind ${kind}`);
     const handle = dispatch;
     const wire = encode(message);

@@ -93,11 +93,16 @@ export async function createMongoCreditLedger(db: Db, clock: Clock): Promise<Cre
       throw new Error(`credit change ${change.opId} kept losing to concurrent changes`);
     },
     async entries(userId, limit) {
-      const user = await users.findOne({ _id: userId });
-      const newest = await ledger.find({ user_id: userId }).sort({ seq: -1 }).limit(1).toArray();
-      if (user?.last_entry && (newest[0]?.seq ?? 0) < user.last_entry.seq) await record(user.last_entry);
-      const docs = await ledger.find({ user_id: userId }).sort({ seq: -1 }).limit(limit).toArray();
-      return docs.map(toEntry);
+      const [user, docs] = await Promise.all([
+        users.findOne({ _id: userId }),
+        ledger.find({ user_id: userId }).sort({ seq: -1 }).limit(limit).toArray(),
+      ]);
+      const last = user?.last_entry;
+      if (last && (docs[0]?.seq ?? 0) < last.seq) {
+        await record(last); // a crash left the newest entry on the user only
+        docs.unshift(last);
+      }
+      return docs.slice(0, limit).map(toEntry);
     },
   };
 }

@@ -134,12 +134,6 @@ describe('actors in three processes on one NATS', { skip: skipWithoutNats() }, (
     const redelivered = nodes
       .flatMap((n) => n.lines)
       .filter((l) => l.includes('actor message redelivered')).length;
-    if (process.env.MF_DEBUG_CLUSTER)
-      console.log(
-        nodes
-          .flatMap((n, i) => n.lines.filter((l) => /redeliver|fail|"level"/.test(l)).map((l) => `${i} ${l}`))
-          .join('\n'),
-      );
     return { db, nodePlans, acks: acksOf(nodes), nodes, redelivered };
   }
 

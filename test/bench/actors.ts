@@ -3,11 +3,14 @@
 // §3), so every case writes the same number of entries into an empty ledger, and only ratios are judged.
 // Cases: direct (no actors), in-process actors, JetStream with 1 node, JetStream with 3 nodes (three actor
 // systems, each with its own NATS and MongoDB connections, in this one process: the machine has 2 cores).
+// A second part runs direct and JetStream against a simulated ledger whose every change takes a fixed time, in
+// parallel: it separates what the partitions' ordering costs from what jongodb's one-at-a-time writes cost.
 import { MongoClient } from 'mongodb';
 import { systemClock } from '../../src/domain/clock.ts';
 import { createMongoCreditLedger } from '../../src/adapters/mongo/credit-ledger.ts';
 import { createMongoUsers } from '../../src/adapters/mongo/users.ts';
 import type { CreditLedger } from '../../src/services/repositories.ts';
+import { setTimeout as delay } from 'node:timers/promises';
 import { userActor, userCredits } from '../../actors/index.ts';
 import { startMongo } from '../helpers/mongo.ts';
 import { startNats } from '../helpers/nats.ts';
@@ -27,6 +30,11 @@ interface Result {
   p50: number;
   p99: number;
 }
+
+const SIMULATED_DEBITS = 3000;
+
+const line = (r: Result) =>
+  `${r.name} ${r.rate.toFixed(0)}/s p50 ${r.p50.toFixed(1)} ms p99 ${r.p99.toFixed(1)} ms`;
 
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
@@ -106,14 +114,62 @@ async function runCase(name: string, nodes: number | 'direct' | 'in-process'): P
   }
 }
 
+/** A ledger that is never the bottleneck: each change takes `writeMs`, any number at once. */
+function simulatedLedger(writeMs: number): CreditLedger {
+  const balances = new Map<string, number>();
+  return {
+    async apply(change) {
+      await delay(writeMs);
+      const balance = (balances.get(change.userId) ?? 1e9) + change.delta;
+      balances.set(change.userId, balance);
+      const seq = 0;
+      const entry = { id: change.opId, user_id: change.userId, op_id: change.opId, seq, delta: change.delta };
+      return {
+        kind: 'applied',
+        replayed: false,
+        entry: { ...entry, balance_after: balance, reason: change.reason, created_at: new Date() },
+      };
+    },
+    entries: async () => [],
+  };
+}
+
+/** Direct against JetStream (1 node) on the simulated ledger: the cost of ordering by partition alone. */
+async function simulatedCase(writeMs: number): Promise<string> {
+  const ledger = simulatedLedger(writeMs);
+  const direct = await load(
+    async (userId, opId) => void (await ledger.apply({ userId, opId, delta: -1, reason: 'debit' })),
+    SIMULATED_DEBITS,
+    'd',
+  );
+  const nats = await startNats();
+  const node = await startTestActorSystem({
+    transport: 'jetstream',
+    natsUrl: nats.url,
+    actors: [userActor],
+    ports: { ledger },
+    partitions: PARTITIONS,
+    ackWaitMs: 30_000,
+  });
+  try {
+    const credits = userCredits(node.system);
+    const debit: Debit = async (userId, opId) =>
+      void (await credits.debit(userId, { op_id: opId, amount: 1 }));
+    await load(debit, WARMUP, 'warm');
+    const actors = await load(debit, SIMULATED_DEBITS, 'j');
+    return `${writeMs} ms per change: ${line({ name: 'direct', ...direct })}, ${line({ name: 'jetstream-1', ...actors })}`;
+  } finally {
+    await node.close();
+    await nats.stop();
+  }
+}
+
 const direct = await runCase('direct', 'direct');
 const cases = [
   await runCase('in-process', 'in-process'),
   await runCase('jetstream-1', 1),
   await runCase('jetstream-3', 3),
 ];
-const line = (r: Result) =>
-  `${r.name} ${r.rate.toFixed(0)}/s p50 ${r.p50.toFixed(1)} ms p99 ${r.p99.toFixed(1)} ms`;
 const verdicts = cases.map((r) => {
   const ratio = r.rate / direct.rate;
   const ok = r.name === 'in-process' ? ratio >= 0.9 : ratio >= 0.4 && r.p99 <= direct.p99 + 10;
@@ -122,4 +178,8 @@ const verdicts = cases.map((r) => {
 console.log(
   `actors (${CALLERS} callers, ${USERS} users, ${DEBITS} debits per case, fresh server per case): ${line(direct)}; ` +
     `${verdicts.join('; ')} [budget: JetStream >= 40 % of direct and p99 <= direct p99 + 10 ms; in-process >= 90 %]`,
+);
+console.log(
+  `actors on a simulated ledger (parallel, fixed time per change; not judged): ` +
+    `${await simulatedCase(3)}; ${await simulatedCase(20)}`,
 );

@@ -15,10 +15,22 @@ export interface LedgerEntryView extends Omit<LedgerEntry, 'created_at'> {
   created_at: string;
 }
 
-/** The answer to every credit command. `ok: false` changed nothing. */
-export type CreditResult =
-  | { ok: true; credits_remaining: number; entry: LedgerEntryView; replayed: boolean }
-  | { ok: false; credits_required: number; credits_remaining: number };
+/** A change that was made (or had been made before with the same `op_id`: `replayed`). */
+export type CreditApplied = {
+  ok: true;
+  credits_remaining: number;
+  entry: LedgerEntryView;
+  replayed: boolean;
+};
+
+/** The answer to a debit, grant or turn charge: `ok: false` (the balance was too low) changed nothing. */
+export type ChargeResult = CreditApplied | { ok: false; credits_required: number; credits_remaining: number };
+
+/** The answer to a refund: `ok: false` when the debit it `reverses` is not in the ledger (nothing changed). */
+export type RefundResult = CreditApplied | { ok: false; nothing_to_reverse: true; credits_remaining: number };
+
+/** The answer to any credit command. */
+export type CreditResult = ChargeResult | RefundResult;
 
 interface CreditCommand {
   type: string;
@@ -27,6 +39,8 @@ interface CreditCommand {
   reason?: string;
   job_id?: string;
   project_id?: string;
+  /** Refunds: the op_id of the debit given back; nothing happens until that debit is in the ledger. */
+  reverses?: string;
 }
 
 /** Every command's fields are checked here, because messages arrive from any node as JSON. */
@@ -41,7 +55,7 @@ function validated(message: CreditCommand, allowNegative: boolean): CreditComman
       allowNegative ? 'amount must be a non-zero integer' : 'amount must be a positive integer',
     );
   }
-  for (const field of ['reason', 'job_id', 'project_id'] as const) {
+  for (const field of ['reason', 'job_id', 'project_id', 'reverses'] as const) {
     if (message[field] !== undefined && typeof message[field] !== 'string') {
       throw new AppError('bad_request', `${field} must be a string`);
     }
@@ -61,9 +75,14 @@ async function change(
     delta,
     reason: command.reason ?? defaultReason,
     ...(command.job_id ? { jobId: command.job_id } : {}),
+    ...(command.reverses ? { reverses: command.reverses } : {}),
   };
   const result = await context.ports.ledger.apply(request);
   if (result.kind === 'no_user') throw new AppError('not_found', 'User not found');
+  if (result.kind === 'nothing_to_reverse') {
+    context.logger.info({ reverses: command.reverses }, 'refund skipped: its debit is not in the ledger');
+    return { ok: false, nothing_to_reverse: true, credits_remaining: result.credits_remaining };
+  }
   if (result.kind === 'insufficient') {
     context.logger.debug({ delta }, 'credit change refused: balance too low');
     return {
@@ -101,19 +120,22 @@ export const userActor = defineActor<UserActorPorts>({
 
 /** The typed way services talk to the user actor. */
 export interface UserCredits {
-  debit(userId: string, command: Omit<CreditCommand, 'type'>): Promise<CreditResult>;
-  refund(userId: string, command: Omit<CreditCommand, 'type'>): Promise<CreditResult>;
-  grant(userId: string, command: Omit<CreditCommand, 'type'>): Promise<CreditResult>;
-  chargeTurn(userId: string, command: Omit<CreditCommand, 'type'>): Promise<CreditResult>;
+  debit(userId: string, command: Omit<CreditCommand, 'type' | 'reverses'>): Promise<ChargeResult>;
+  /** Gives back `amount`; with `reverses`, only once that debit is in the ledger. */
+  refund(userId: string, command: Omit<CreditCommand, 'type'>): Promise<RefundResult>;
+  grant(userId: string, command: Omit<CreditCommand, 'type' | 'reverses'>): Promise<ChargeResult>;
+  chargeTurn(userId: string, command: Omit<CreditCommand, 'type' | 'reverses'>): Promise<ChargeResult>;
 }
 
 export function userCredits(system: ActorSystem): UserCredits {
-  const send = (type: string) => (userId: string, command: Omit<CreditCommand, 'type'>) =>
-    system.ask<CreditResult>(USER_ACTOR, userId, { ...command, type });
+  const send =
+    <Result>(type: string) =>
+    (userId: string, command: Omit<CreditCommand, 'type'>) =>
+      system.ask<Result>(USER_ACTOR, userId, { ...command, type });
   return {
-    debit: send('debit'),
-    refund: send('refund'),
-    grant: send('grant'),
-    chargeTurn: send('charge_turn'),
+    debit: send<ChargeResult>('debit'),
+    refund: send<RefundResult>('refund'),
+    grant: send<ChargeResult>('grant'),
+    chargeTurn: send<ChargeResult>('charge_turn'),
   };
 }

@@ -8,7 +8,8 @@ export type Checked<T> = { ok: true; value: T } | { ok: false; message: string; 
 /**
  * Compiles a schema into a checker that answers one message per failure, for the first failing field in
  * the schema's property order. A property schema may carry `errorMessage`, used word for word (that is how
- * the spec's exact validation messages are attached to fields); otherwise a readable message is derived.
+ * the spec's exact validation messages are attached to fields), or a message per failure kind (see
+ * `customMessage`); otherwise a readable message is derived.
  */
 export function createChecker<S extends TSchema>(
   schema: S,
@@ -25,12 +26,26 @@ export function createChecker<S extends TSchema>(
       const failures = validator.Errors(value);
       const first = pickFirst(failures, order);
       const field = fieldOf(first);
-      const custom = field ? propertySchema(schema, field)?.errorMessage : undefined;
-      const message =
-        typeof custom === 'string' ? custom : describe(first, field ? label(field) : 'value', schema, field);
+      const custom = field ? customMessage(propertySchema(schema, field)?.errorMessage, first!) : undefined;
+      const message = custom ?? describe(first, field ? label(field) : 'value', schema, field);
       return { ok: false, message, field: field ?? '' };
     },
   };
+}
+
+/**
+ * A field's own message for a failure: `errorMessage` is either one message for every failure, or messages by
+ * JSON-Schema keyword (`maxLength`, `type`, ...) with `items` for failures inside an array's elements and
+ * `default` for the rest (a field like `prompt` has one message when missing and another when too long).
+ */
+function customMessage(
+  errorMessage: string | Record<string, string> | undefined,
+  error: TLocalizedValidationError,
+): string | undefined {
+  if (errorMessage === undefined || typeof errorMessage === 'string') return errorMessage;
+  const insideElement = error.instancePath.split('/').length > 2;
+  if (insideElement && errorMessage.items) return errorMessage.items;
+  return errorMessage[error.keyword] ?? errorMessage.default;
 }
 
 function structuredCloneIfObject(input: unknown): unknown {
@@ -59,7 +74,7 @@ function pickFirst(
 }
 
 type Annotated = TSchema & {
-  errorMessage?: string;
+  errorMessage?: string | Record<string, string>;
   type?: string | string[];
   enum?: unknown[];
   anyOf?: Annotated[];

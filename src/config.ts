@@ -76,6 +76,8 @@ export const EnvSchema = Type.Object({
   AUDIT_SINK: Type.Optional(OneOf(['file', 'mongo'])),
   AUDIT_DIR: Type.String({ minLength: 1, default: './data/audit' }),
   JOB_RETENTION_DAYS: Int({ minimum: 1, default: 30 }),
+  JOB_SWEEP_INTERVAL_MS: Int({ minimum: 100, default: 30_000 }),
+  SUBMIT_ABANDONED_MS: Int({ minimum: 1000, default: 300_000 }),
   MEDIAFORGE_URL: Text(),
   MEDIAFORGE_ADMIN_TOKEN: Text(),
   MF_TEST_MONGO: Type.Optional(OneOf(['container'])),
@@ -128,6 +130,10 @@ export interface Config {
   auditSink: 'file' | 'mongo';
   auditDir: string;
   jobRetentionDays: number;
+  /** How often the job sweeper runs (abandoned submits, unconfirmed refunds, orphaned polls, retention). */
+  jobSweepIntervalMs: number;
+  /** Age at which a job still `submitting` counts as left by a crash (longer than any provider submit). */
+  submitAbandonedMs: number;
 }
 
 /** A configuration problem, reported to the operator as one line. */
@@ -229,6 +235,8 @@ function toConfig(env: Env): Config {
     auditSink: env.AUDIT_SINK ?? (mode === 'embedded' ? 'file' : 'mongo'),
     auditDir: env.AUDIT_DIR,
     jobRetentionDays: env.JOB_RETENTION_DAYS,
+    jobSweepIntervalMs: env.JOB_SWEEP_INTERVAL_MS,
+    submitAbandonedMs: env.SUBMIT_ABANDONED_MS,
   };
 }
 

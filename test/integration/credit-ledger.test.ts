@@ -96,4 +96,26 @@ describe('credit ledger (MongoDB)', () => {
     chain.forEach((entry, index) => assert.equal(entry.seq, index + 1));
     assert.equal((await db.collection('users').findOne({ _id: id as never }))?.credits, 90);
   });
+  it('applies a refund that reverses a debit only once that debit is in the ledger', async () => {
+    const id = `usr_${++userNo}`;
+    await (
+      await createMongoUsers(db)
+    ).create({ id, email: `${id}@x.test`, credits: 0, created_at: new Date() });
+    await ledger.apply({ userId: id, opId: 'open', delta: 100, reason: 'grant' });
+    const refund = { userId: id, opId: 'job1:refund', delta: 40, reason: 'refund', reverses: 'job1:debit' };
+
+    assert.deepEqual(await ledger.apply(refund), { kind: 'nothing_to_reverse', credits_remaining: 100 });
+    assert.equal((await ledger.entries(id, 10)).length, 1, 'a refund without its debit changes nothing');
+
+    await ledger.apply({ userId: id, opId: 'job1:debit', delta: -40, reason: 'debit' });
+    const applied = await ledger.apply(refund);
+    assert.equal(applied.kind, 'applied');
+    assert.equal(applied.kind === 'applied' && applied.entry.balance_after, 100);
+    const again = await ledger.apply(refund);
+    assert.equal(again.kind === 'applied' && again.replayed, true, 'the same refund applies once');
+    assert.deepEqual(
+      (await ledger.entries(id, 10)).map((entry) => entry.delta),
+      [40, -40, 100],
+    );
+  });
 });

@@ -54,11 +54,15 @@ export async function createMongoCreditLedger(db: Db, clock: Clock): Promise<Cre
       await record(last);
       return { kind: 'applied', entry: toEntry(last), replayed: true };
     }
-    const opIds = last ? [change.opId, last.op_id] : [change.opId];
+    const opIds = [change.opId, ...(last ? [last.op_id] : []), ...(change.reverses ? [change.reverses] : [])];
     const found = await ledger.find({ user_id: change.userId, op_id: { $in: opIds } }).toArray();
     const earlier = found.find((doc) => doc.op_id === change.opId);
     if (earlier) return { kind: 'applied', entry: toEntry(earlier), replayed: true };
     if (last && !found.some((doc) => doc.op_id === last.op_id)) await record(last); // a crash left it behind
+    const reversed =
+      change.reverses &&
+      (last?.op_id === change.reverses || found.some((doc) => doc.op_id === change.reverses));
+    if (change.reverses && !reversed) return { kind: 'nothing_to_reverse', credits_remaining: user.credits };
 
     const balance = user.credits + change.delta;
     if (balance < 0) {

@@ -1,16 +1,6 @@
 import type { Logger } from 'pino';
-import { createInbox, headers, nanos, type NatsConnection, type Subscription } from '@nats-io/transport-node';
-import {
-  AckPolicy,
-  DeliverPolicy,
-  RetentionPolicy,
-  StorageType,
-  jetstream,
-  jetstreamManager,
-  type ConsumerMessages,
-  type JetStreamManager,
-  type JsMsg,
-} from '@nats-io/jetstream';
+import { createInbox, headers, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
 import { AppError } from '../../domain/errors.ts';
 import {
   AskTimeoutError,
@@ -23,6 +13,7 @@ import {
   type ActorTransport,
   type Dispatch,
 } from '../../../actors/runtime/index.ts';
+import { ensureDurableConsumer, ensureWorkQueueStream } from './streams.ts';
 
 export const ACTOR_STREAM = 'MF_ACTORS';
 /** The header naming the core-NATS subject the handler's reply goes to (absent for `tell`). */
@@ -178,11 +169,25 @@ export function createJetStreamTransport(options: JetStreamTransportOptions): Ac
   return {
     async start(kinds, dispatch) {
       const jsm = await jetstreamManager(connection);
-      await ensureStream(jsm, options.replicas, logger);
+      await ensureWorkQueueStream(
+        jsm,
+        {
+          name: ACTOR_STREAM,
+          subjects: ['mf.actor.>'],
+          replicas: options.replicas,
+          duplicateWindowMs: 120_000,
+        },
+        logger,
+      );
       await Promise.all(
         kinds.flatMap((kind) =>
           Array.from({ length: partitions }, (_, partition) =>
-            ensureConsumer(jsm, kind, partition, options.ackWaitMs),
+            ensureDurableConsumer(jsm, ACTOR_STREAM, {
+              name: consumerName(kind, partition),
+              filterSubject: actorSubject(kind, partition),
+              maxAckPending: 1, // strict order per partition across every node
+              ackWaitMs: options.ackWaitMs,
+            }),
           ),
         ),
       );
@@ -219,51 +224,4 @@ export function createJetStreamTransport(options: JetStreamTransportOptions): Ac
       replies?.unsubscribe();
     },
   };
-}
-
-/** Creates the stream, or brings an existing one to our settings; safe when many nodes start at once. */
-async function ensureStream(jsm: JetStreamManager, replicas: number, logger: Logger) {
-  const config = {
-    name: ACTOR_STREAM,
-    subjects: ['mf.actor.>'],
-    storage: StorageType.File,
-    retention: RetentionPolicy.Workqueue, // an acknowledged command is gone: the stream holds only pending work
-    num_replicas: replicas,
-    duplicate_window: nanos(120_000),
-  };
-  try {
-    await jsm.streams.add(config);
-  } catch (error) {
-    const existing = await jsm.streams.info(ACTOR_STREAM).catch(() => undefined);
-    if (!existing) throw error;
-    if (existing.config.num_replicas !== replicas) {
-      logger.warn({ from: existing.config.num_replicas, to: replicas }, `updating ${ACTOR_STREAM} replicas`);
-      await jsm.streams.update(ACTOR_STREAM, { ...existing.config, num_replicas: replicas });
-    }
-  }
-}
-
-async function ensureConsumer(jsm: JetStreamManager, kind: string, partition: number, ackWaitMs: number) {
-  const name = consumerName(kind, partition);
-  const config = {
-    durable_name: name,
-    filter_subject: actorSubject(kind, partition),
-    ack_policy: AckPolicy.Explicit,
-    deliver_policy: DeliverPolicy.All,
-    max_ack_pending: 1, // strict order per partition across every node
-    ack_wait: nanos(ackWaitMs),
-    max_deliver: -1, // the poison-pill guard is ours (maxDeliveries), so a message is never silently parked
-  };
-  try {
-    await jsm.consumers.add(ACTOR_STREAM, config);
-  } catch (error) {
-    // Same name, other settings (say, a changed ack_wait): bring it to ours.
-    const existing = await jsm.consumers.info(ACTOR_STREAM, name).catch(() => undefined);
-    if (!existing) throw error;
-    await jsm.consumers.update(ACTOR_STREAM, name, {
-      ack_wait: config.ack_wait,
-      max_ack_pending: 1,
-      max_deliver: -1,
-    });
-  }
 }

@@ -1,0 +1,1 @@
+export { resolveFfmpeg, fontFile, isRecentFfmpegVersion, type FfmpegBinaries } from './ffmpeg-path.ts';

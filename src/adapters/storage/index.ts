@@ -1,0 +1,2 @@
+export { createFsMediaStore } from './fs-store.ts';
+export { createGridFsMediaStore } from './gridfs-store.ts';

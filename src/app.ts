@@ -16,6 +16,7 @@ import { createFileAuditSink } from './adapters/audit/index.ts';
 import { startEmbeddedMongo, type EmbeddedMongo } from './adapters/embedded/jongodb.ts';
 import { connectNats, type NatsLink } from './adapters/nats/connect.ts';
 import { createJetStreamTransport } from './adapters/nats/actor-transport.ts';
+import { createJetStreamPollQueue } from './adapters/nats/job-poll-queue.ts';
 import { createActorSystem, createInProcessTransport, userActor, userCredits } from '../actors/index.ts';
 import { actorMetrics, createMetricsRegistry, registerProcessMetrics } from './observability/index.ts';
 import { createAuditLog } from './services/audit-log.ts';
@@ -28,10 +29,31 @@ import { buildOpenApiDocument } from './http/openapi.ts';
 import { adminRoutes } from './http/routes/admin.ts';
 import { accountRoute, healthRoute, modelsRoute, openApiRoute } from './http/routes/public.ts';
 import { metricsRoute } from './http/routes/metrics.ts';
+import { mediaRoute } from './http/routes/media.ts';
+import { createFsMediaStore, createGridFsMediaStore } from './adapters/storage/index.ts';
+import { jobRoutes } from './http/routes/jobs.ts';
+import { createMongoJobs } from './adapters/mongo/jobs.ts';
+import { createSandboxProvider } from './adapters/providers/sandbox/provider.ts';
+import { createSandboxRenderer } from './adapters/providers/sandbox/render.ts';
+import { createFalProvider } from './adapters/providers/fal.ts';
+import { resolveFfmpeg } from './adapters/media/index.ts';
+import { guardedGet } from './adapters/net/index.ts';
+import { newMediaId } from './domain/media-id.ts';
+import type { MediaProvider, MediaStore } from './services/media-ports.ts';
+import { createJobsService } from './services/jobs.ts';
+import { createJobCompletion } from './services/job-completion.ts';
+import { createJobSweeper } from './services/job-sweeper.ts';
+import { createInProcessPoller } from './services/in-process-poller.ts';
+import { createInboundImages, INBOUND_IMAGE_MAX_BYTES } from './services/inbound-images.ts';
 
 const MAX_BODY_BYTES = 1024 * 1024;
 const SHUTDOWN_GRACE_MS = 10_000;
 const VERSION = '0.1.0';
+const INBOUND_FETCH_TIMEOUT_MS = 15_000;
+/** Cluster mode: a job poll unacknowledged this long (its node died) goes to another node. */
+const JOB_POLL_ACK_WAIT_MS = 30_000;
+/** Cluster mode: provider polls one node runs at once (each is mostly waiting on the provider). */
+const JOB_POLLS_PER_NODE = 32;
 
 /** Parts a test may replace (DESIGN.md §5: fakes go through the same factory). */
 export interface AppDeps {
@@ -71,6 +93,11 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
     }
     const mongo: MongoConnection = await connectMongo(config.mongoUrl ?? embedded!.uri, config.mongoDb);
     closers.push(() => mongo.close());
+    // Media (MEDIA_STORE): files in MEDIA_DIR, or GridFS in the service's database.
+    const mediaStore =
+      config.mediaStore === 'gridfs'
+        ? await createGridFsMediaStore(mongo.db)
+        : await createFsMediaStore({ dir: config.mediaDir });
 
     let nats: NatsLink | undefined;
     if (config.mode === 'cluster') {
@@ -101,6 +128,7 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
       metrics: actorMetrics(metrics),
     });
     closers.push(() => actors.close());
+    const credits = userCredits(actors); // the one way services change balances
     const auditSink: AuditSink =
       config.auditSink === 'file'
         ? createFileAuditSink({ dir: config.auditDir, clock })
@@ -112,7 +140,7 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
     const admin = createAdminService({
       users,
       keys,
-      credits: userCredits(actors),
+      credits,
       ledger,
       audit: auditSink,
       auth,
@@ -130,6 +158,78 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
     const router = new Router();
     const models = buildModelsCatalog({ provider: config.provider, endpoints: config.providerEndpoints });
     let publicBaseUrl = config.publicBaseUrl ?? '';
+    const baseUrl = () => publicBaseUrl;
+
+    // Generation jobs: provider, completion polling, sweeper.
+    const jobStore = await createMongoJobs(mongo.db);
+    const provider = await createProvider(config, { db: mongo.db, store: mediaStore, clock, log });
+    closers.push(async () => provider.close?.());
+    const completion = createJobCompletion({
+      jobs: jobStore,
+      credits,
+      provider,
+      store: mediaStore,
+      clock,
+      logger: log,
+      publicBaseUrl: baseUrl,
+      newMediaId,
+    });
+    const pollerOptions = {
+      poll: (jobId: string) => completion.poll(jobId),
+      intervalMs: config.providerPollIntervalMs,
+      logger: log,
+    };
+    // Cluster mode: a JetStream work queue shared by every node; otherwise timers (all state is in MongoDB).
+    const poller = nats
+      ? await createJetStreamPollQueue({
+          ...pollerOptions,
+          connection: nats.connection,
+          jobLifetimeMs: config.providerTimeoutMs,
+          replicas: config.natsReplicas,
+          ackWaitMs: JOB_POLL_ACK_WAIT_MS,
+          concurrency: JOB_POLLS_PER_NODE,
+        })
+      : createInProcessPoller(pollerOptions);
+    closers.push(async () => poller.close());
+    const jobsService = createJobsService({
+      jobs: jobStore,
+      credits,
+      provider,
+      inbound: createInboundImages({
+        store: mediaStore,
+        newMediaId,
+        publicBaseUrl: baseUrl,
+        fetchImage: (url) =>
+          guardedGet(url, {
+            allowPrivate: config.webhookAllowPrivate,
+            timeoutMs: INBOUND_FETCH_TIMEOUT_MS,
+            maxBytes: INBOUND_IMAGE_MAX_BYTES,
+          }),
+      }),
+      store: mediaStore,
+      poller,
+      clock,
+      logger: log,
+      publicBaseUrl: baseUrl,
+      providerTimeoutMs: config.providerTimeoutMs,
+      pollIntervalMs: config.providerPollIntervalMs,
+    });
+    const jobSweeper = createJobSweeper({
+      jobs: jobStore,
+      credits,
+      store: mediaStore,
+      poller,
+      clock,
+      logger: log,
+      retentionDays: config.jobRetentionDays,
+      abandonedSubmitMs: config.submitAbandonedMs,
+      pollIntervalMs: config.providerPollIntervalMs,
+    });
+    await jobSweeper.resume(); // a restart forgot the poll timers; the jobs are all in MongoDB
+    const jobSweep = setInterval(() => {
+      jobSweeper.sweep().catch((error: unknown) => log.error({ err: error }, 'job sweep failed'));
+    }, config.jobSweepIntervalMs).unref();
+    closers.push(async () => clearInterval(jobSweep));
     const routes = [
       modelsRoute(models),
       accountRoute(users),
@@ -143,6 +243,8 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
       ),
       ...adminRoutes(admin),
       metricsRoute(metrics),
+      mediaRoute(mediaStore),
+      ...jobRoutes(jobsService),
     ];
     for (const route of routes) router.add(route);
 
@@ -205,4 +307,33 @@ async function createDemoAccount(admin: ReturnType<typeof createAdminService>) {
   const { user } = await admin.createUser({ email: DEMO_EMAIL, credits: DEMO_CREDITS });
   const { api_key } = await admin.createKey(user.id, { name: 'demo', scopes: [...SCOPES] });
   return { userId: user.id, email: user.email, apiKey: api_key, credits: user.credits };
+}
+
+/** The configured upstream provider (`PROVIDER`): the offline sandbox, or fal's queue API. */
+async function createProvider(
+  config: Config,
+  deps: { db: MongoConnection['db']; store: MediaStore; clock: Clock; log: Logger },
+): Promise<MediaProvider & { close?(): Promise<void> }> {
+  if (config.provider === 'fal') {
+    if (!config.falKey) throw new Error('PROVIDER=fal needs FAL_KEY');
+    return createFalProvider({
+      queueUrl: config.falQueueUrl,
+      key: config.falKey,
+      endpoints: config.providerEndpoints,
+    });
+  }
+  const ffmpeg = resolveFfmpeg({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath });
+  return createSandboxProvider({
+    db: deps.db,
+    store: deps.store,
+    renderer: createSandboxRenderer({
+      ffmpegPath: ffmpeg.ffmpeg,
+      concurrency: config.sandboxRenderConcurrency,
+    }),
+    endpoints: config.providerEndpoints,
+    clock: deps.clock,
+    logger: deps.log,
+    videoMs: config.sandboxVideoMs,
+    imageMs: config.sandboxImageMs,
+  });
 }

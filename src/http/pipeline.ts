@@ -7,6 +7,7 @@ import type { AuditLog } from '../services/audit-log.ts';
 import type { Authenticator } from '../services/authenticator.ts';
 import {
   ClientGoneError,
+  StreamedBody,
   type IncomingRequest,
   type OutgoingResponse,
   type RequestHandler,
@@ -70,7 +71,7 @@ export function createPipeline(pipelineDeps: PipelineDeps): RequestHandler {
 /** One request on its way through the pipeline; also the handler's view of it (RequestContext). */
 class Exchange implements RequestContext {
   readonly requestId: string;
-  readonly method: HttpMethod;
+  readonly method: HttpMethod | 'HEAD';
   readonly path: string;
   readonly headers: Record<string, string>;
   readonly ip: string;
@@ -89,7 +90,7 @@ class Exchange implements RequestContext {
   ) {
     const given = request.headers['x-request-id'];
     this.requestId = given && REQUEST_ID.test(given) ? given : randomUUID();
-    this.method = request.method as HttpMethod;
+    this.method = request.method as HttpMethod | 'HEAD';
     this.path = request.path;
     this.headers = request.headers;
     this.ip = clientAddress(request, deps.trustProxy);
@@ -128,7 +129,9 @@ class Exchange implements RequestContext {
   }
 
   private dispatch(): Reply | Promise<Reply> {
-    const match = this.deps.router.match(this.request.method, this.request.path);
+    // HEAD is answered by the GET route; the front then writes the headers only.
+    const method = this.request.method === 'HEAD' ? 'GET' : this.request.method;
+    const match = this.deps.router.match(method, this.request.path);
     this.match = match;
     // Unknown /api paths still authenticate first, so a 404 never tells a stranger which paths exist.
     const guard: RouteAuth = match.kind === 'found' ? match.route.auth : implicitAuth(this.request.path);
@@ -230,7 +233,12 @@ class Exchange implements RequestContext {
       headers['x-ratelimit-remaining'] = String(limit.remaining);
       headers['x-ratelimit-reset'] = String(limit.resetAt);
     }
-    const body = result.body instanceof RawText ? result.body.text : JSON.stringify(result.body);
+    const body =
+      result.body instanceof StreamedBody
+        ? result.body
+        : result.body instanceof RawText
+          ? result.body.text
+          : JSON.stringify(result.body);
     return { status: result.status, headers, body };
   }
 

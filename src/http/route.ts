@@ -17,7 +17,8 @@ export interface KeyPrincipal {
 /** Everything a handler may read about the request; copied out of uWebSockets.js before any await. */
 export interface RequestContext {
   requestId: string;
-  method: HttpMethod;
+  /** `HEAD` when a GET route answers a HEAD request (the front then sends the headers only). */
+  method: HttpMethod | 'HEAD';
   path: string;
   params: Record<string, string>;
   query: URLSearchParams;
@@ -32,6 +33,7 @@ export interface RequestContext {
 /** What a handler answers. */
 export interface Reply {
   status: number;
+  /** Serialised to JSON, except a `RawText` (sent as it is) and a `StreamedBody` (streamed, from server.ts). */
   body: unknown;
   headers?: Record<string, string>;
 }

@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import type { Readable } from 'node:stream';
 import * as uws from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import { AppError } from '../domain/errors.ts';
@@ -16,11 +17,22 @@ export interface IncomingRequest {
   readonly aborted: boolean;
 }
 
-/** A finished answer for the front to write. */
+/**
+ * A body read from a stream of known length, written with backpressure. The front owns the stream: it
+ * destroys it once the answer is written, when the client goes away, or unread for HEAD.
+ */
+export class StreamedBody {
+  constructor(
+    readonly stream: Readable,
+    readonly length: number,
+  ) {}
+}
+
+/** A finished answer for the front to write (for HEAD: its headers only, with the body's length). */
 export interface OutgoingResponse {
   status: number;
   headers: Record<string, string>;
-  body: string | Buffer;
+  body: string | Buffer | StreamedBody;
   /** Close the connection after this answer (used when an unread body is left on the wire). */
   closeConnection?: boolean;
 }
@@ -73,15 +85,26 @@ export function startHttpServer(options: {
       body: body.read,
       aborted: false,
     };
+    let stopStreaming: (() => void) | undefined;
     res.onAborted(() => {
       request.aborted = true;
       body.abort(); // a handler waiting for the rest of the body must not wait forever
+      stopStreaming?.();
     });
     inFlight++;
     handle(request)
-      .then((response) => {
+      .then((response): Promise<void> | void => {
+        const streamed = response.body instanceof StreamedBody ? response.body : undefined;
+        const head = method === 'HEAD';
+        if (streamed && (request.aborted || head)) streamed.stream.destroy();
+        if (request.aborted) return;
         // An answer given before the body arrived (401, 413, ...) leaves bytes on the wire: close after it.
-        if (!request.aborted) write(res, body.complete() ? response : { ...response, closeConnection: true });
+        const answer = body.complete() ? response : { ...response, closeConnection: true };
+        if (!streamed || head) return write(res, answer, head);
+        // Counted in flight until the last byte is written, so a graceful close waits for downloads too.
+        const streaming = streamBody(res, answer, streamed, log);
+        stopStreaming = streaming.abort;
+        return streaming.done;
       })
       .catch((error: unknown) => {
         log.error({ err: error }, 'request handler failed outside the pipeline');
@@ -174,11 +197,127 @@ function readBody(res: uws.HttpResponse, headers: Record<string, string>, limit:
   return { read: () => promise, complete: () => complete, abort: () => abort() };
 }
 
-function write(res: uws.HttpResponse, response: OutgoingResponse): void {
+// Answers that never carry a body, nor a Content-Length (RFC 9110 §8.6).
+const BODILESS_STATUS = new Set([204, 304]);
+
+function writeHead(res: uws.HttpResponse, response: OutgoingResponse): void {
+  res.writeStatus(`${response.status} ${STATUS_CODES[response.status] ?? ''}`.trimEnd());
+  const headers = response.headers;
+  for (const name in headers) res.writeHeader(name, headers[name]!);
+}
+
+function write(res: uws.HttpResponse, response: OutgoingResponse, head = false): void {
+  const { body } = response;
+  const close = response.closeConnection ?? false;
   res.cork(() => {
-    res.writeStatus(`${response.status} ${STATUS_CODES[response.status] ?? ''}`.trimEnd());
-    const headers = response.headers;
-    for (const name in headers) res.writeHeader(name, headers[name]!);
-    res.end(response.body, response.closeConnection ?? false);
+    writeHead(res, response);
+    if (BODILESS_STATUS.has(response.status) && !close) {
+      res.endWithoutBody();
+    } else if (head) {
+      // This uWS build closes the connection after `endWithoutBody(length)`; without a length it writes no
+      // Content-Length and keeps the connection, so the header is ours. (HEAD never leaves a body unread.)
+      const length = body instanceof StreamedBody ? body.length : Buffer.byteLength(body);
+      res.writeHeader('content-length', String(length));
+      res.endWithoutBody();
+    } else {
+      // `end` also for a bodiless answer that must close: `endWithoutBody(undefined, true)` writes a bogus
+      // Content-Length.
+      res.end(body as string | Buffer, close);
+    }
   });
+}
+
+/**
+ * Writes a streamed body with backpressure: each chunk goes out through `tryEnd`; a chunk the socket did
+ * not take pauses the source, and `onWritable` resends the rest of it from the offset the socket reached.
+ * The status line and headers go out with the first chunk, so a source that fails before producing
+ * anything still gets a clean 500. A source that fails later, or ends short, closes the connection: the
+ * client sees a truncated body rather than a wrong one. `abort` (client gone) destroys the source.
+ */
+function streamBody(
+  res: uws.HttpResponse,
+  response: OutgoingResponse,
+  body: StreamedBody,
+  log: Logger,
+): { done: Promise<void>; abort(): void } {
+  const { stream, length } = body;
+  let settled = false;
+  let started = false;
+  let received = 0; // bytes taken from the source
+  let pending: Buffer | undefined; // the part of a chunk the socket has not taken yet
+  let pendingOffset = 0; // the response's write offset at the start of `pending`
+  let ended = false;
+  let settle!: () => void;
+  const done = new Promise<void>((resolve) => (settle = resolve));
+
+  const finish = (how: 'complete' | 'aborted' | 'close') => {
+    if (settled) return;
+    settled = true;
+    stream.destroy();
+    if (how === 'close') res.close(); // `res` stays valid until it is complete or aborted
+    settle();
+  };
+  /** Offers `chunk` to the socket; true when it took all of it. */
+  const offer = (chunk: Buffer): boolean => {
+    pendingOffset = res.getWriteOffset();
+    const [ok, complete] = res.tryEnd(chunk, length);
+    if (complete) {
+      finish('complete');
+      return true;
+    }
+    pending = ok ? undefined : chunk;
+    return ok;
+  };
+  const checkShort = () => {
+    if (settled || pending || !ended) return;
+    log.error({ expected: length, received }, 'streamed body ended short; connection closed');
+    finish('close');
+  };
+
+  if (length === 0) {
+    write(res, { ...response, body: '' });
+    finish('complete');
+    return { done, abort: () => finish('aborted') };
+  }
+  res.onWritable((offset) => {
+    if (settled || !pending) return true;
+    const rest = pending.subarray(offset - pendingOffset);
+    const ok = offer(rest);
+    if (ok && !settled) {
+      stream.resume();
+      checkShort();
+    }
+    return ok;
+  });
+  stream.on('data', (data: Buffer) => {
+    if (settled) return;
+    const chunk = data.subarray(0, length - received); // never more than announced
+    received += chunk.length;
+    if (chunk.length === 0) return;
+    if (pending) {
+      // Paused sources should not emit, but if one does, its bytes simply queue behind the refused ones.
+      pending = Buffer.concat([pending, chunk]);
+      return;
+    }
+    let ok = true;
+    res.cork(() => {
+      if (!started) writeHead(res, response);
+      started = true;
+      ok = offer(chunk);
+    });
+    if (!ok) stream.pause();
+  });
+  stream.on('end', () => {
+    ended = true;
+    checkShort();
+  });
+  stream.on('error', (error) => {
+    if (settled) return;
+    log.error({ err: error }, 'streamed body failed');
+    if (started) return finish('close');
+    const headers = { 'content-type': 'application/json; charset=utf-8' };
+    write(res, { status: 500, headers, body: '{"error":"Internal server error"}' });
+    finish('complete');
+  });
+  return { done, abort: () => finish('aborted') };
 }

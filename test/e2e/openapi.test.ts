@@ -34,9 +34,17 @@ describe('GET /api/v1/openapi.json', () => {
     assert.equal(validator.version, '3.1');
     assert.deepEqual(Object.keys(answer.body.paths).sort(), [
       '/api/v1/account',
+      '/api/v1/image/nano-banana/generate',
+      '/api/v1/jobs',
+      '/api/v1/jobs/{job_id}',
       '/api/v1/models',
       '/api/v1/openapi.json',
+      '/api/v1/video/vidmodel-2/generate',
     ]);
+    assert.ok(
+      answer.body.paths['/api/v1/jobs/{job_id}']!.delete,
+      'DELETE /api/v1/jobs/{job_id} is described',
+    );
     assert.ok(answer.body.paths['/api/v1/models']!.get, 'GET /api/v1/models is described');
   });
 

@@ -1,0 +1,96 @@
+import { AppError } from '../domain/errors.ts';
+import { sniffImageType } from '../domain/image-type.ts';
+import { inputImages, type Generation, type InputImage, type MediaStore } from './media-ports.ts';
+
+/** The extension a stored copy gets, by the image type its bytes show. */
+const EXTENSIONS: Readonly<Record<string, string>> = {
+  'image/png': 'png',
+  'image/jpeg': 'jpg',
+  'image/webp': 'webp',
+  'image/gif': 'gif',
+};
+
+/** Largest inbound image we fetch (spec and contract are silent; providers cap inputs at about this size). */
+export const INBOUND_IMAGE_MAX_BYTES = 20 * 1024 * 1024;
+
+export interface InboundImagesDeps {
+  store: MediaStore;
+  /** Fetches an external URL with the SSRF guard, size cap and time-out; rejects with a readable message. */
+  fetchImage(url: string): Promise<{ contentType: string; data: Buffer }>;
+  newMediaId(extension: string): string;
+  /** `PUBLIC_BASE_URL` (known once the server listens). */
+  publicBaseUrl(): string;
+}
+
+/** Our own media URL prefix: such URLs are read straight from the store, whatever their scheme (CONTRACT §4). */
+export function ownMediaPrefix(publicBaseUrl: string): string {
+  return `${publicBaseUrl}/media/`;
+}
+
+/** True when `url` may be given as an input image: https, or one of our own media URLs. */
+export function isAcceptedImageUrl(url: string, publicBaseUrl: string): boolean {
+  if (url.startsWith(ownMediaPrefix(publicBaseUrl))) return true;
+  try {
+    const parsed = new URL(url);
+    return parsed.protocol === 'https:' && parsed.hostname.length > 0;
+  } catch {
+    return false;
+  }
+}
+
+/** An input checked but not stored yet: one of our media, or fetched bytes. */
+type Loaded = { own: InputImage } | { data: Buffer; contentType: string };
+
+/**
+ * Turns the URLs of a request into input images in our store, so the provider (and a restart) always finds
+ * them: our own media by id, anything else fetched once and judged by its bytes. Every URL of a request is
+ * checked before any copy is stored, so a refused request leaves no file behind. `field` names the request
+ * field in messages.
+ */
+export function createInboundImages(deps: InboundImagesDeps) {
+  async function load(url: string, field: string): Promise<Loaded> {
+    const prefix = ownMediaPrefix(deps.publicBaseUrl());
+    if (url.startsWith(prefix)) {
+      const mediaId = decodeURIComponent(url.slice(prefix.length).split(/[?#]/)[0]!);
+      const stored = await deps.store.stat(mediaId).catch(() => null);
+      if (!stored || !EXTENSIONS[stored.contentType]) {
+        throw new AppError('bad_request', `${field} is not an image in this service's media`);
+      }
+      return { own: { mediaId, url: prefix + mediaId, contentType: stored.contentType } };
+    }
+    let fetched: { contentType: string; data: Buffer };
+    try {
+      fetched = await deps.fetchImage(url);
+    } catch (error) {
+      throw new AppError('bad_request', `${field} could not be fetched: ${(error as Error).message}`);
+    }
+    const contentType = sniffImageType(fetched.data);
+    if (!contentType) throw new AppError('bad_request', `${field} is not a PNG, JPEG, WebP or GIF image`);
+    return { data: fetched.data, contentType };
+  }
+
+  async function keep(loaded: Loaded): Promise<InputImage> {
+    if ('own' in loaded) return loaded.own;
+    const mediaId = deps.newMediaId(EXTENSIONS[loaded.contentType]!);
+    await deps.store.put(mediaId, loaded.data, loaded.contentType);
+    const url = ownMediaPrefix(deps.publicBaseUrl()) + mediaId;
+    return { mediaId, url, contentType: loaded.contentType, fetched: true };
+  }
+
+  return {
+    resolve: async (url: string, field: string) => keep(await load(url, field)),
+    /** Resolves several URLs at once; `field` gets the index, e.g. `image_urls[2]`. */
+    async resolveAll(urls: string[], field: string): Promise<InputImage[]> {
+      const loaded = await Promise.all(urls.map((url, index) => load(url, `${field}[${index}]`)));
+      return Promise.all(loaded.map(keep));
+    },
+  };
+}
+
+export type InboundImages = ReturnType<typeof createInboundImages>;
+
+/** Removes the input copies fetched for a job (it was refused, abandoned or expired); our own media stay. */
+export async function discardFetchedInputs(store: MediaStore, generation: Generation): Promise<void> {
+  const copies = inputImages(generation).filter((image) => image.fetched);
+  await Promise.all(copies.map((image) => store.delete(image.mediaId).catch(() => undefined)));
+}

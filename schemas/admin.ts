@@ -106,6 +106,36 @@ export const WebhookResponse = Type.Object({
   enabled: Type.Boolean(),
 });
 
+/** `GET /keys/<id>/deliveries` query. */
+export const DeliveriesQuery = Type.Object({
+  limit: Type.Integer({
+    minimum: 1,
+    maximum: 100,
+    default: 20,
+    errorMessage: 'limit must be an integer from 1 to 100',
+  }),
+});
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
+  Type.Union([schema, Type.Null()]);
+export const WebhookAttemptSchema = Type.Object({
+  attempt: Type.Integer({ minimum: 1 }),
+  at: Type.String({ format: 'date-time' }),
+  url: Type.String(),
+  status: Nullable(Type.Integer()),
+  error: Nullable(Type.String()),
+  duration_ms: Type.Integer({ minimum: 0 }),
+});
+export const WebhookDeliverySchema = Type.Object({
+  id: Type.String(),
+  job_id: Type.String(),
+  event: Type.String(),
+  state: Type.Union(['pending', 'delivered', 'failed', 'dropped'].map((state) => Type.Literal(state))),
+  attempts: Type.Array(WebhookAttemptSchema),
+  next_attempt_at: Nullable(Type.String({ format: 'date-time' })),
+  created_at: Type.String({ format: 'date-time' }),
+});
+export const DeliveriesResponse = Type.Object({ deliveries: Type.Array(WebhookDeliverySchema) });
+
 /** `GET /audit` query. */
 export const AuditQueryParams = Type.Object({
   limit: Type.Integer({

@@ -37,13 +37,17 @@ import { createSandboxProvider } from './adapters/providers/sandbox/provider.ts'
 import { createSandboxRenderer } from './adapters/providers/sandbox/render.ts';
 import { createFalProvider } from './adapters/providers/fal.ts';
 import { resolveFfmpeg } from './adapters/media/index.ts';
-import { guardedGet } from './adapters/net/index.ts';
+import { guardedGet, guardedPost } from './adapters/net/index.ts';
+import type { JobRecord } from './services/repositories.ts';
 import { newMediaId } from './domain/media-id.ts';
 import type { MediaProvider, MediaStore } from './services/media-ports.ts';
 import { createJobsService } from './services/jobs.ts';
 import { createJobCompletion } from './services/job-completion.ts';
 import { createJobSweeper } from './services/job-sweeper.ts';
-import { createInProcessPoller } from './services/in-process-poller.ts';
+import { createInProcessScheduler, type WorkScheduler } from './services/work-scheduler.ts';
+import { createWebhooks } from './services/webhooks.ts';
+import { createMongoWebhookDeliveries } from './adapters/mongo/webhook-deliveries.ts';
+import { createJetStreamWorkQueue } from './adapters/nats/work-queue.ts';
 import { createInboundImages, INBOUND_IMAGE_MAX_BYTES } from './services/inbound-images.ts';
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -54,6 +58,13 @@ const INBOUND_FETCH_TIMEOUT_MS = 15_000;
 const JOB_POLL_ACK_WAIT_MS = 30_000;
 /** Cluster mode: provider polls one node runs at once (each is mostly waiting on the provider). */
 const JOB_POLLS_PER_NODE = 32;
+/**
+ * Webhook attempts one node runs at once (cluster mode). Attempts mostly wait on the network, so this is
+ * high: 50 endpoints hanging until WEBHOOK_TIMEOUT_MS must not hold a healthy endpoint's delivery back.
+ */
+const WEBHOOK_ATTEMPTS_PER_NODE = 512;
+/** Deliveries waiting for an attempt at once, cluster-wide (delayed naks stay pending until redelivered). */
+const MAX_PENDING_WEBHOOKS = 1_000_000;
 
 /** Parts a test may replace (DESIGN.md §5: fakes go through the same factory). */
 export interface AppDeps {
@@ -137,7 +148,9 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
     closers.push(() => audit.close());
 
     const auth = createAuthenticator({ keys, adminToken, clock });
+    const webhookDeliveries = await createMongoWebhookDeliveries(mongo.db);
     const admin = createAdminService({
+      deliveries: webhookDeliveries,
       users,
       keys,
       credits,
@@ -162,6 +175,58 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
 
     // Generation jobs: provider, completion polling, sweeper.
     const jobStore = await createMongoJobs(mongo.db);
+
+    // Job webhooks: deliveries live in MongoDB; attempts are timed by the `MF_WEBHOOKS` work queue in cluster
+    // mode, by timers otherwise (a restart resumes them from MongoDB).
+    let webhookScheduler: WorkScheduler | undefined;
+    const webhooks = createWebhooks({
+      deliveries: webhookDeliveries,
+      keys,
+      jobs: jobStore,
+      audit,
+      post: guardedPost,
+      schedule: (id, delayMs) => webhookScheduler?.schedule(id, delayMs),
+      clock,
+      logger: log.child({ component: 'webhooks' }),
+      retryDelaysMs: config.webhookRetryDelaysMs,
+      timeoutMs: config.webhookTimeoutMs,
+      allowPrivate: config.webhookAllowPrivate,
+      retentionDays: config.jobRetentionDays,
+    });
+    const attemptWebhook = (id: string) => webhooks.attempt(id);
+    const webhookRetryMs = config.webhookRetryDelaysMs[0] ?? 30_000;
+    const webhookQueue = nats
+      ? await createJetStreamWorkQueue({
+          connection: nats.connection,
+          stream: 'MF_WEBHOOKS',
+          subject: 'mf.webhooks.attempt',
+          consumer: 'mf_webhook_senders',
+          work: attemptWebhook,
+          retryAfterErrorMs: webhookRetryMs,
+          // Longest a delivery can be pending: every retry delay plus every attempt's time-out, and a margin.
+          itemLifetimeMs:
+            config.webhookRetryDelaysMs.reduce((sum, delay) => sum + delay, 0) +
+            (config.webhookRetryDelaysMs.length + 1) * config.webhookTimeoutMs,
+          maxPending: MAX_PENDING_WEBHOOKS,
+          replicas: config.natsReplicas,
+          ackWaitMs: Math.max(JOB_POLL_ACK_WAIT_MS, 2 * config.webhookTimeoutMs),
+          concurrency: WEBHOOK_ATTEMPTS_PER_NODE,
+          logger: log,
+        })
+      : createInProcessScheduler({
+          work: attemptWebhook,
+          retryAfterErrorMs: webhookRetryMs,
+          label: 'webhook attempt',
+          logger: log,
+        });
+    webhookScheduler = webhookQueue;
+    closers.push(async () => webhookQueue.close());
+    /** A job ended: announce it (if this fails, the sweeper announces it from the job's `notify_due`). */
+    const onFinished = (job: JobRecord) => {
+      webhooks.jobFinished(job).catch((error: unknown) => {
+        log.warn({ err: error, job_id: job.id }, 'webhook not queued yet; the sweeper will queue it');
+      });
+    };
     const provider = await createProvider(config, { db: mongo.db, store: mediaStore, clock, log });
     closers.push(async () => provider.close?.());
     const completion = createJobCompletion({
@@ -173,23 +238,27 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
       logger: log,
       publicBaseUrl: baseUrl,
       newMediaId,
+      onFinished,
     });
-    const pollerOptions = {
-      poll: (jobId: string) => completion.poll(jobId),
-      intervalMs: config.providerPollIntervalMs,
-      logger: log,
-    };
+    const poll = (jobId: string) => completion.poll(jobId);
     // Cluster mode: a JetStream work queue shared by every node; otherwise timers (all state is in MongoDB).
     const poller = nats
       ? await createJetStreamPollQueue({
-          ...pollerOptions,
+          poll,
+          intervalMs: config.providerPollIntervalMs,
+          logger: log,
           connection: nats.connection,
           jobLifetimeMs: config.providerTimeoutMs,
           replicas: config.natsReplicas,
           ackWaitMs: JOB_POLL_ACK_WAIT_MS,
           concurrency: JOB_POLLS_PER_NODE,
         })
-      : createInProcessPoller(pollerOptions);
+      : createInProcessScheduler({
+          work: async (jobId) => ((await poll(jobId)) === 'done' ? 'done' : config.providerPollIntervalMs),
+          retryAfterErrorMs: config.providerPollIntervalMs,
+          label: 'job poll',
+          logger: log,
+        });
     closers.push(async () => poller.close());
     const jobsService = createJobsService({
       jobs: jobStore,
@@ -208,6 +277,7 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
       }),
       store: mediaStore,
       poller,
+      onFinished,
       clock,
       logger: log,
       publicBaseUrl: baseUrl,
@@ -224,10 +294,14 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
       retentionDays: config.jobRetentionDays,
       abandonedSubmitMs: config.submitAbandonedMs,
       pollIntervalMs: config.providerPollIntervalMs,
+      onFinished,
     });
-    await jobSweeper.resume(); // a restart forgot the poll timers; the jobs are all in MongoDB
+    // A restart forgot the timers; the jobs and deliveries are all in MongoDB.
+    await jobSweeper.resume();
+    await webhooks.resume();
     const jobSweep = setInterval(() => {
       jobSweeper.sweep().catch((error: unknown) => log.error({ err: error }, 'job sweep failed'));
+      webhooks.sweep().catch((error: unknown) => log.error({ err: error }, 'webhook sweep failed'));
     }, config.jobSweepIntervalMs).unref();
     closers.push(async () => clearInterval(jobSweep));
     const routes = [

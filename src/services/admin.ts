@@ -7,6 +7,7 @@ import type { Clock } from '../domain/clock.ts';
 import type { AuditQuery, AuditSink } from '../domain/audit.ts';
 import type {
   ApiKeyRecord,
+  WebhookDeliveriesRepository,
   ApiKeysRepository,
   CreditLedger,
   LedgerEntry,
@@ -49,6 +50,8 @@ export function createAdminService(deps: {
   ledger: Pick<CreditLedger, 'entries'>;
   audit: AuditSink;
   auth: Pick<Authenticator, 'forget'>;
+  /** Clearing a URL drops the key's pending deliveries; the deliveries route reads them. */
+  deliveries: Pick<WebhookDeliveriesRepository, 'dropPending' | 'listForKey'>;
   clock: Clock;
   webhookAllowPrivate: boolean;
 }) {
@@ -168,11 +171,32 @@ export function createAdminService(deps: {
       return { url: key.webhook?.url ?? null, enabled: key.webhook !== null };
     },
 
-    /** Clears URL and secret: the next PUT generates a new secret (rotation, spec §6.5). */
+    /**
+     * Clears URL and secret: the next PUT generates a new secret (rotation, spec §6.5). Deliveries waiting
+     * for a retry are dropped (an attempt already on its way still reads the URL first and finds none).
+     */
     async clearWebhook(keyId: string) {
       await requireKey(keyId);
       await keys.setWebhook(keyId, null);
+      await deps.deliveries.dropPending(keyId, new Date(clock.now()));
       return { cleared: true as const };
+    },
+
+    /** The key's deliveries with their attempts, newest first (each attempt is also in the audit log). */
+    async listDeliveries(keyId: string, limit: number) {
+      await requireKey(keyId);
+      const deliveries = await deps.deliveries.listForKey(keyId, limit);
+      return {
+        deliveries: deliveries.map((delivery) => ({
+          id: delivery.id,
+          job_id: delivery.job_id,
+          event: delivery.event,
+          state: delivery.state,
+          attempts: delivery.attempts.map((attempt) => ({ ...attempt, at: attempt.at.toISOString() })),
+          next_attempt_at: delivery.next_attempt_at?.toISOString() ?? null,
+          created_at: delivery.created_at.toISOString(),
+        })),
+      };
     },
 
     async readAudit(query: AuditQuery) {

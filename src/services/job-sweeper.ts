@@ -3,7 +3,7 @@ import type { UserCredits } from '../../actors/index.ts';
 import type { Clock } from '../domain/clock.ts';
 import { discardFetchedInputs } from './inbound-images.ts';
 import { settleRefund, undoSubmit } from './job-refunds.ts';
-import type { PollScheduler } from './jobs.ts';
+import type { WorkScheduler } from './work-scheduler.ts';
 import type { MediaStore } from './media-ports.ts';
 import type { JobRecord, JobsRepository } from './repositories.ts';
 
@@ -14,7 +14,7 @@ export interface JobSweeperDeps {
   jobs: JobsRepository;
   credits: Pick<UserCredits, 'refund'>;
   store: MediaStore;
-  poller: PollScheduler;
+  poller: WorkScheduler;
   clock: Clock;
   logger: Logger;
   retentionDays: number;

@@ -12,11 +12,9 @@ import { toJobView } from './job-view.ts';
 import { debitOpId, settleRefund, undoSubmit } from './job-refunds.ts';
 import { ProviderRejection, type Generation, type MediaProvider, type MediaStore } from './media-ports.ts';
 import type { JobRecord, JobsRepository, JobStatus } from './repositories.ts';
+import type { WorkScheduler } from './work-scheduler.ts';
 
 /** Schedules a processing job's next provider poll (the in-process timer queue or JetStream `MF_JOBS`). */
-export interface PollScheduler {
-  schedule(jobId: string, delayMs: number): void;
-}
 
 export interface JobsServiceDeps {
   jobs: JobsRepository;
@@ -24,7 +22,9 @@ export interface JobsServiceDeps {
   provider: MediaProvider;
   inbound: InboundImages;
   store: MediaStore;
-  poller: PollScheduler;
+  poller: WorkScheduler;
+  /** Told of a job this service ended (a cancel): the webhooks hook in here. */
+  onFinished?(job: JobRecord): void;
   clock: Clock;
   logger: Logger;
   publicBaseUrl(): string;
@@ -72,6 +72,7 @@ export function newJobRecord(fields: {
     media_ids: [],
     error: null,
     refund_due: false,
+    notify_due: false,
     created_at: now,
     updated_at: now,
     completed_at: null,
@@ -244,6 +245,7 @@ export function createJobsService(deps: JobsServiceDeps) {
       if (!cancelled)
         throw new AppError('conflict', `Job is already ${(await jobs.get(job.id))?.status ?? job.status}`);
       await settleRefund({ credits, jobs, logger }, cancelled, cancelled.refunded_credits);
+      deps.onFinished?.(cancelled);
       if (cancelled.provider) {
         const handle = cancelled.provider;
         void provider.cancel(handle).catch((error: unknown) => {

@@ -28,6 +28,7 @@ export async function createMongoJobs(db: Db): Promise<JobsRepository> {
     { key: { user_id: 1, created_at: -1, _id: -1 }, name: 'by_user_newest' },
     { key: { status: 1, updated_at: 1 }, name: 'by_status_age' },
     { key: { refund_due: 1 }, name: 'refund_due' },
+    { key: { notify_due: 1, completed_at: 1 }, name: 'notify_due' },
     { key: { created_at: 1 }, name: 'by_age' },
   ]);
 
@@ -75,6 +76,7 @@ export async function createMongoJobs(db: Db): Promise<JobsRepository> {
               error: outcome.error ?? null,
               refunded_credits: refund,
               refund_due: refund > 0,
+              notify_due: outcome.status !== 'failing',
               completed_at: now,
               updated_at: now,
             },
@@ -87,7 +89,7 @@ export async function createMongoJobs(db: Db): Promise<JobsRepository> {
       moves.run(id, async () => {
         const failed = await jobs.findOneAndUpdate(
           { _id: id, status: 'failing' },
-          { $set: { status: 'failed', refund_due: false } },
+          { $set: { status: 'failed', refund_due: false, notify_due: true } },
           { returnDocument: 'after' },
         );
         if (failed) return toRecord(failed);
@@ -113,6 +115,17 @@ export async function createMongoJobs(db: Db): Promise<JobsRepository> {
         .limit(limit)
         .toArray();
       return docs.map(toRecord);
+    },
+    async notifyDue(before, limit) {
+      const docs = await jobs
+        .find({ notify_due: true, completed_at: { $lt: before } })
+        .sort({ completed_at: 1 })
+        .limit(limit)
+        .toArray();
+      return docs.map(toRecord);
+    },
+    async notified(ids) {
+      if (ids.length > 0) await jobs.updateMany({ _id: { $in: ids } }, { $set: { notify_due: false } });
     },
     async createdBefore(before, limit) {
       const docs = await jobs

@@ -7,6 +7,8 @@ import {
   CreatedKeyResponse,
   CreditBalanceResponse,
   CreditGrantBody,
+  DeliveriesQuery,
+  DeliveriesResponse,
   KeysResponse,
   LedgerResponse,
   ListQuery,
@@ -37,6 +39,7 @@ const grant = createChecker(CreditGrantBody);
 const createKey = createChecker(CreateKeyBody);
 const webhook = createChecker(WebhookBody);
 const auditQuery = createChecker(AuditQueryParams);
+const deliveriesQuery = createChecker(DeliveriesQuery);
 const NoQuery = Type.Object({});
 
 /** The admin API of CONTRACT §3 (operators; the admin token). */
@@ -162,6 +165,17 @@ export function adminRoutes(service: AdminService): RouteDefinition[] {
       summary: 'Clear the webhook (the next PUT rotates the secret)',
       responses: { 200: { description: 'Cleared' }, ...errors },
       handle: async (ctx) => reply(200, await service.clearWebhook(ctx.params.key_id!)),
+    },
+    {
+      method: 'GET',
+      path: `${BASE}/keys/:key_id/deliveries`,
+      auth: admin,
+      tags,
+      summary: "The key's webhook deliveries with every attempt, newest first",
+      query: DeliveriesQuery,
+      responses: { 200: { description: 'Deliveries', schema: DeliveriesResponse }, ...errors },
+      handle: async (ctx) =>
+        reply(200, await service.listDeliveries(ctx.params.key_id!, readQuery(ctx, deliveriesQuery).limit)),
     },
     {
       method: 'GET',

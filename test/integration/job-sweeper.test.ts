@@ -17,12 +17,12 @@ import { createMongoUsers } from '../../src/adapters/mongo/users.ts';
 import { createMongoJobs } from '../../src/adapters/mongo/jobs.ts';
 import { createFsMediaStore } from '../../src/adapters/storage/index.ts';
 import { createJobSweeper } from '../../src/services/job-sweeper.ts';
-import { newJobRecord } from '../../src/services/jobs.ts';
 import { toJobView } from '../../src/services/job-view.ts';
 import type { ImageGeneration, InputImage, MediaStore } from '../../src/services/media-ports.ts';
 import type { CreditLedger, JobRecord, JobsRepository } from '../../src/services/repositories.ts';
 import { userActor, userCredits, type UserCredits } from '../../actors/index.ts';
 import { useMongoClient } from '../helpers/mongo.ts';
+import { imageJobRecord } from '../helpers/job-records.ts';
 import { startTestActorSystem, type TestActorSystem } from '../helpers/actors.ts';
 
 const MINUTE = 60_000;
@@ -94,22 +94,11 @@ describe('job sweeper (fake clock)', () => {
 
   /** A job as the submit protocol writes it, in `status`, created now (clock time). */
   async function job(userId: string, status: JobRecord['status'], extra: Partial<JobRecord> = {}) {
-    const draft = newJobRecord({
+    const draft = imageJobRecord({
       id: `job_sweep${++jobNo}`,
-      principal: { userId, keyId: 'key_test' },
-      type: 'image',
-      model: 'imgmodel-2',
-      generation: {
-        capability: 'text-to-image',
-        prompt: 'p',
-        num_images: 1,
-        aspect_ratio: '1:1',
-        seed: 1,
-        images: [],
-      },
-      credits: 50,
+      userId,
+      keyId: 'key_test',
       now: new Date(clock.now()),
-      providerTimeoutMs: 10 * MINUTE,
     });
     const record: JobRecord = {
       ...draft,

@@ -6,9 +6,9 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient } from 'mongodb';
 import { createMongoJobs } from '../../src/adapters/mongo/jobs.ts';
-import { newJobRecord } from '../../src/services/jobs.ts';
 import type { JobRecord, JobsRepository } from '../../src/services/repositories.ts';
 import { useMongoClient } from '../helpers/mongo.ts';
+import { imageJobRecord } from '../helpers/job-records.ts';
 
 const RACES = 200;
 const now = new Date('2026-11-21T00:00:00Z');
@@ -36,23 +36,7 @@ describe('jobs repository state changes', () => {
 
   async function job(status: JobRecord['status']): Promise<string> {
     const id = `job_race${++jobNo}`;
-    const record = newJobRecord({
-      id,
-      principal: { userId: 'usr_1', keyId: 'key_1' },
-      type: 'image',
-      model: 'imgmodel-2',
-      generation: {
-        capability: 'text-to-image',
-        prompt: 'p',
-        num_images: 1,
-        aspect_ratio: '1:1',
-        seed: 1,
-        images: [],
-      },
-      credits: 50,
-      now,
-      providerTimeoutMs: 60_000,
-    });
+    const record = imageJobRecord({ id, userId: 'usr_1', keyId: 'key_1', now });
     await jobs.insert({ ...record, status });
     return id;
   }

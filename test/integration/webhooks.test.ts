@@ -15,7 +15,6 @@ import { createMongoApiKeys } from '../../src/adapters/mongo/api-keys.ts';
 import { createMongoJobs } from '../../src/adapters/mongo/jobs.ts';
 import { createMongoWebhookDeliveries } from '../../src/adapters/mongo/webhook-deliveries.ts';
 import { createGuardedFetch } from '../../src/adapters/net/index.ts';
-import { newJobRecord } from '../../src/services/jobs.ts';
 import { createWebhooks, deliveryIdOf, type WebhookPost } from '../../src/services/webhooks.ts';
 import type { AuditEntry } from '../../src/domain/audit.ts';
 import type {
@@ -25,6 +24,7 @@ import type {
   WebhookDeliveriesRepository,
 } from '../../src/services/repositories.ts';
 import { useMongoClient } from '../helpers/mongo.ts';
+import { imageJobRecord } from '../helpers/job-records.ts';
 
 const SECRET = 'whsec_integration_secret';
 const DELAYS = [1000, 2000, 3000];
@@ -100,22 +100,11 @@ describe('webhook service (manual clock, real repositories and receivers)', () =
 
   /** A job that completed now (clock time), submitted with `keyId`, stored as the completion writes it. */
   async function completedJob(keyId: string): Promise<JobRecord> {
-    const draft = newJobRecord({
+    const draft = imageJobRecord({
       id: `job_wh${++jobNo}`,
-      principal: { userId: 'usr_1', keyId },
-      type: 'image',
-      model: 'imgmodel-2',
-      generation: {
-        capability: 'text-to-image',
-        prompt: 'p',
-        num_images: 1,
-        aspect_ratio: '1:1',
-        seed: 1,
-        images: [],
-      },
-      credits: 50,
+      userId: 'usr_1',
+      keyId,
       now: new Date(clock.now()),
-      providerTimeoutMs: 10 * MINUTE,
     });
     await jobs.insert({
       ...draft,

@@ -44,10 +44,9 @@ import type { MediaProvider, MediaStore } from './services/media-ports.ts';
 import { createJobsService } from './services/jobs.ts';
 import { createJobCompletion } from './services/job-completion.ts';
 import { createJobSweeper } from './services/job-sweeper.ts';
-import { createInProcessScheduler, type WorkScheduler } from './services/work-scheduler.ts';
-import { createWebhooks } from './services/webhooks.ts';
+import { createInProcessScheduler } from './services/work-scheduler.ts';
+import { startWebhookRuntime } from './webhook-runtime.ts';
 import { createMongoWebhookDeliveries } from './adapters/mongo/webhook-deliveries.ts';
-import { createJetStreamWorkQueue } from './adapters/nats/work-queue.ts';
 import { createInboundImages, INBOUND_IMAGE_MAX_BYTES } from './services/inbound-images.ts';
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -58,13 +57,6 @@ const INBOUND_FETCH_TIMEOUT_MS = 15_000;
 const JOB_POLL_ACK_WAIT_MS = 30_000;
 /** Cluster mode: provider polls one node runs at once (each is mostly waiting on the provider). */
 const JOB_POLLS_PER_NODE = 32;
-/**
- * Webhook attempts one node runs at once (cluster mode). Attempts mostly wait on the network, so this is
- * high: 50 endpoints hanging until WEBHOOK_TIMEOUT_MS must not hold a healthy endpoint's delivery back.
- */
-const WEBHOOK_ATTEMPTS_PER_NODE = 512;
-/** Deliveries waiting for an attempt at once, cluster-wide (delayed naks stay pending until redelivered). */
-const MAX_PENDING_WEBHOOKS = 1_000_000;
 
 /** Parts a test may replace (DESIGN.md §5: fakes go through the same factory). */
 export interface AppDeps {
@@ -176,51 +168,23 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
     // Generation jobs: provider, completion polling, sweeper.
     const jobStore = await createMongoJobs(mongo.db);
 
-    // Job webhooks: deliveries live in MongoDB; attempts are timed by the `MF_WEBHOOKS` work queue in cluster
-    // mode, by timers otherwise (a restart resumes them from MongoDB).
-    let webhookScheduler: WorkScheduler | undefined;
-    const webhooks = createWebhooks({
+    // Job webhooks: deliveries live in MongoDB; attempts are timed by `MF_WEBHOOKS` in cluster mode.
+    const { webhooks, close: closeWebhooks } = await startWebhookRuntime({
       deliveries: webhookDeliveries,
       keys,
       jobs: jobStore,
       audit,
       post: guardedPost,
-      schedule: (id, delayMs) => webhookScheduler?.schedule(id, delayMs),
       clock,
       logger: log.child({ component: 'webhooks' }),
       retryDelaysMs: config.webhookRetryDelaysMs,
       timeoutMs: config.webhookTimeoutMs,
       allowPrivate: config.webhookAllowPrivate,
       retentionDays: config.jobRetentionDays,
+      ...(nats ? { nats: nats.connection } : {}),
+      natsReplicas: config.natsReplicas,
     });
-    const attemptWebhook = (id: string) => webhooks.attempt(id);
-    const webhookRetryMs = config.webhookRetryDelaysMs[0] ?? 30_000;
-    const webhookQueue = nats
-      ? await createJetStreamWorkQueue({
-          connection: nats.connection,
-          stream: 'MF_WEBHOOKS',
-          subject: 'mf.webhooks.attempt',
-          consumer: 'mf_webhook_senders',
-          work: attemptWebhook,
-          retryAfterErrorMs: webhookRetryMs,
-          // Longest a delivery can be pending: every retry delay plus every attempt's time-out, and a margin.
-          itemLifetimeMs:
-            config.webhookRetryDelaysMs.reduce((sum, delay) => sum + delay, 0) +
-            (config.webhookRetryDelaysMs.length + 1) * config.webhookTimeoutMs,
-          maxPending: MAX_PENDING_WEBHOOKS,
-          replicas: config.natsReplicas,
-          ackWaitMs: Math.max(JOB_POLL_ACK_WAIT_MS, 2 * config.webhookTimeoutMs),
-          concurrency: WEBHOOK_ATTEMPTS_PER_NODE,
-          logger: log,
-        })
-      : createInProcessScheduler({
-          work: attemptWebhook,
-          retryAfterErrorMs: webhookRetryMs,
-          label: 'webhook attempt',
-          logger: log,
-        });
-    webhookScheduler = webhookQueue;
-    closers.push(async () => webhookQueue.close());
+    closers.push(closeWebhooks);
     /** A job ended: announce it (if this fails, the sweeper announces it from the job's `notify_due`). */
     const onFinished = (job: JobRecord) => {
       webhooks.jobFinished(job).catch((error: unknown) => {

@@ -58,7 +58,7 @@ const EVENTS = { completed: 'job.completed', failed: 'job.failed', cancelled: 'j
 export const deliveryIdOf = (jobId: string) => `dlv_${jobId.replace(/^job_/, '')}`;
 
 /** The body of spec §6.2 with `model` = the provider endpoint id; these bytes are sent on every attempt. */
-function deliveryBody(job: JobRecord): string {
+export function deliveryBody(job: JobRecord): string {
   const view = toJobView(job);
   return JSON.stringify({
     job_id: view.job_id,
@@ -93,11 +93,14 @@ function judge(status: number | null): Verdict {
 export function createWebhooks(deps: WebhooksDeps) {
   const { deliveries, clock, logger } = deps;
 
-  async function jobFinished(job: JobRecord): Promise<void> {
+  /** `webhookOf` lets a sweep read each key once for a whole batch of jobs. */
+  async function jobFinished(
+    job: JobRecord,
+    webhookOf = async (keyId: string): Promise<unknown> => (await deps.keys.get(keyId))?.webhook ?? null,
+  ): Promise<void> {
     const status = toJobView(job).status;
     if (status !== 'completed' && status !== 'failed' && status !== 'cancelled') return;
-    const key = await deps.keys.get(job.key_id);
-    if (!key?.webhook) return;
+    if (!(await webhookOf(job.key_id))) return;
     const now = new Date(clock.now());
     const delivery: WebhookDelivery = {
       id: deliveryIdOf(job.id),
@@ -228,7 +231,19 @@ export function createWebhooks(deps: WebhooksDeps) {
       const before = new Date(now - SWEEP_GRACE_MS);
       for (;;) {
         const ended = await deps.jobs.notifyDue(before, SWEEP_BATCH);
-        for (const job of ended) await jobFinished(job);
+        // Most of these were announced already: one read per key, and one per delivery, write nothing.
+        const webhooks = new Map<string, Promise<unknown>>();
+        const webhookOf = (keyId: string) => {
+          if (!webhooks.has(keyId))
+            webhooks.set(
+              keyId,
+              deps.keys.get(keyId).then((key) => key?.webhook ?? null),
+            );
+          return webhooks.get(keyId)!;
+        };
+        for (const job of ended) {
+          if (!(await deliveries.get(deliveryIdOf(job.id)))) await jobFinished(job, webhookOf);
+        }
         await deps.jobs.notified(ended.map((job) => job.id));
         if (ended.length < SWEEP_BATCH) break;
       }

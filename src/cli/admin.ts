@@ -22,6 +22,7 @@ export function adminCallFor(args: string[]): AdminCall {
       scopes: { type: 'string' },
       reason: { type: 'string' },
       'op-id': { type: 'string' },
+      limit: { type: 'string' },
     },
   });
   const [noun, verb, first, second] = positionals;
@@ -76,6 +77,10 @@ export function adminCallFor(args: string[]): AdminCall {
       return { method: 'PUT', path: `/keys/${need(first, '<key_id>')}/webhook`, body: { url: second ?? '' } };
     case 'webhook clear':
       return { method: 'DELETE', path: `/keys/${need(first, '<key_id>')}/webhook` };
+    case 'webhook deliveries': {
+      const limit = values.limit ? `?limit=${integer(values.limit, '--limit')}` : '';
+      return { method: 'GET', path: `/keys/${need(first, '<key_id>')}/deliveries${limit}` };
+    }
     default:
       throw new UsageError(`unknown admin command: ${positionals.join(' ') || '(none)'}`);
   }

@@ -12,6 +12,8 @@ const USAGE = `usage: mediaforge <command>
                                           grant (or, negative, take back) credits
   admin webhook set <key_id> <url>        set a key's webhook URL (prints the secret on first enablement)
   admin webhook clear <key_id>            clear a key's webhook (the next set rotates the secret)
+  admin webhook deliveries <key_id> [--limit N]
+                                          the key's webhook deliveries and their attempts, newest first
 
 admin commands use MEDIAFORGE_URL (default http://127.0.0.1:8080) and MEDIAFORGE_ADMIN_TOKEN.`;
 

@@ -170,6 +170,20 @@ describe('mediaforge admin CLI', { concurrency: 2 }, () => {
     assert.notEqual(rotated.secret, set.secret);
   });
 
+  it("lists a key's webhook deliveries, with --limit checked by the API", async () => {
+    const client = adminClient(service);
+    const key = await client.createKey(await client.createUser('cli-deliveries@example.com'));
+    assert.deepEqual(await admin('webhook', 'deliveries', key.id, '--limit', '5'), { deliveries: [] });
+    const tooMany = await mediaforge(['admin', 'webhook', 'deliveries', key.id, '--limit', '101'], env);
+    assert.equal(tooMany.code, 1);
+    assert.deepEqual(json(tooMany), { error: 'limit must be an integer from 1 to 100' });
+    const unknown = await mediaforge(['admin', 'webhook', 'deliveries', 'key_doesnotexist00'], env);
+    assert.equal(unknown.code, 1);
+    assert.deepEqual(json(unknown), { error: 'API key not found' });
+    const notANumber = await mediaforge(['admin', 'webhook', 'deliveries', key.id, '--limit', 'x'], env);
+    assert.equal(notANumber.code, 2);
+  });
+
   it('revokes a key, which then answers 401', async () => {
     const client = adminClient(service);
     const key = await client.createKey(await client.createUser('cli-revoke@example.com'));

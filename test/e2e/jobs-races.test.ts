@@ -2,13 +2,16 @@
 // (short processing times, fast polls), a real MongoDB-wire server. Each iteration sends the DELETE close to
 // the moment the job finishes, so that about half the cancels win and half arrive after completion (or after
 // a scripted failure); every iteration must end in exactly one terminal state with the matching refund, and
-// every user's balance and ledger must account for every job at the end.
+// every user's balance and ledger must account for every job at the end, and every job must have been
+// announced by exactly one webhook delivery naming the state it ended in.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startMongo, type TestMongo } from '../helpers/mongo.ts';
 import { startService, call, type ApiAnswer, type RunningService } from '../helpers/service.ts';
 import { jobsClient, type Job } from '../helpers/jobs.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
+import { assertSigned, bodyOf, header, hookedKeys, type HookedKey } from '../helpers/webhooks.ts';
 
 const ITERATIONS = 300;
 const USERS = 5;
@@ -57,8 +60,10 @@ function staircase(startMs: number, stepMs: number) {
 describe('a cancel racing the end of a job', () => {
   let mongo: TestMongo;
   let service: RunningService;
+  let receiver: WebhookReceiver;
 
   before(async () => {
+    receiver = await startWebhookReceiver();
     mongo = await startMongo();
     service = await startService({
       MONGO_URL: mongo.uri,
@@ -67,17 +72,30 @@ describe('a cancel racing the end of a job', () => {
       // Far beyond any render wait: a time-out would be a third outcome this test is not about.
       PROVIDER_TIMEOUT_MS: '120000',
       RATE_LIMIT_PER_MINUTE: '1000000',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
     });
   });
   after(async () => {
     await service?.stop();
     await mongo?.stop();
+    await receiver?.close();
   });
 
-  const { account, balance, submitImage, getJob } = jobsClient(() => service);
+  const { balance, submitImage, getJob } = jobsClient(() => service);
+  const EVENTS: Record<string, string> = {
+    completed: 'job.completed',
+    failed: 'job.failed',
+    cancelled: 'job.cancelled',
+  };
 
   it(`has exactly one terminal state and refund per job over ${ITERATIONS} races`, async (t) => {
-    const users = await Promise.all(Array.from({ length: USERS }, () => account(INITIAL_CREDITS)));
+    // Each user's one key has a webhook on the receiver: every job's end is announced there.
+    const users: HookedKey[] = await Promise.all(
+      Array.from({ length: USERS }, async (_, i) => {
+        const [key] = await hookedKeys(service, 1, () => `${receiver.origin}/user/${i}`, INITIAL_CREDITS);
+        return key!;
+      }),
+    );
     const stairs: Record<Kind, ReturnType<typeof staircase>> = {
       normal: staircase(40, 10),
       fail: staircase(20, 10),
@@ -251,5 +269,28 @@ describe('a cancel racing the end of a job', () => {
         );
       }
     }
+
+    // One delivery per job, signed with its user's secret, naming the state the job ended in.
+    await receiver.waitFor(ITERATIONS, 30_000);
+    await sleep(500); // nothing more may come
+    assert.equal(receiver.requests.length, ITERATIONS, 'exactly one delivery per job');
+    const runs = new Map(done.map((run) => [run.jobId!, run]));
+    const deliveryIds = new Set<string>();
+    for (const req of receiver.requests) {
+      const body = bodyOf(req);
+      const run = runs.get(body.job_id);
+      assert.ok(run, `a delivery for a job of this test: ${body.job_id}`);
+      assert.equal(req.path, `/user/${run.user}`);
+      assertSigned(req, users[run.user]!.secret, { event: EVENTS[run.job!.status] });
+      assert.deepEqual(
+        [body.status, body.error === null, body.result === null],
+        [run.job!.status, run.job!.error === null, run.job!.result === null],
+        `the delivery tells the state the job ended in: ${JSON.stringify(body)} ${JSON.stringify(run)}`,
+      );
+      deliveryIds.add(header(req, 'x-svc-delivery-id'));
+      runs.delete(body.job_id);
+    }
+    assert.equal(deliveryIds.size, ITERATIONS);
+    assert.equal(runs.size, 0, 'every job was announced');
   });
 });

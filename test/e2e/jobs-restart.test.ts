@@ -12,23 +12,13 @@ import { startService, adminClient, call, type RunningService } from '../helpers
 import { probeMedia } from '../helpers/ffprobe.ts';
 import { download, jobsClient, type Job } from '../helpers/jobs.ts';
 import { startFakeFal, type FakeFal } from '../fakes/fal-queue-server.ts';
+import { until } from '../helpers/wait.ts';
 
 interface LedgerEntry {
   delta: number;
   reason: string;
   op_id: string;
   job_id?: string;
-}
-
-/** Polls `read` until `done` holds for its value; fails with the last value after `limitMs`. */
-async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, limitMs = 15_000) {
-  const deadline = Date.now() + limitMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) assert.fail(`${what}: still ${JSON.stringify(value)} after ${limitMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 describe('generation jobs across a restart of the service', () => {

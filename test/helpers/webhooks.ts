@@ -54,24 +54,7 @@ export interface HookedKey {
   url: string;
 }
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Polls `read` every `everyMs` until `done` holds for its value; fails with the last value after `limitMs`. */
-export async function until<T>(
-  what: string,
-  read: () => T | Promise<T>,
-  done: (value: T) => boolean,
-  limitMs = 15_000,
-  everyMs = 25,
-): Promise<T> {
-  const deadline = Date.now() + limitMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) assert.fail(`${what}: still ${JSON.stringify(value)} after ${limitMs} ms`);
-    await sleep(everyMs);
-  }
-}
+export { sleep, until } from './wait.ts';
 
 /** A header that is present once. */
 export function header(req: Pick<ReceivedRequest, 'headers'>, name: string): string {

@@ -4,6 +4,7 @@ import { webhookSignature } from '../domain/webhook-signature.ts';
 import type { AuditLog } from './audit-log.ts';
 import { toJobView } from './job-view.ts';
 import type {
+  ApiKeyRecord,
   ApiKeysRepository,
   JobRecord,
   JobsRepository,
@@ -93,14 +94,11 @@ function judge(status: number | null): Verdict {
 export function createWebhooks(deps: WebhooksDeps) {
   const { deliveries, clock, logger } = deps;
 
-  /** `webhookOf` lets a sweep read each key once for a whole batch of jobs. */
-  async function jobFinished(
-    job: JobRecord,
-    webhookOf = async (keyId: string): Promise<unknown> => (await deps.keys.get(keyId))?.webhook ?? null,
-  ): Promise<void> {
+  /** `keyOf` lets a sweep read each key once for a whole batch of jobs. */
+  async function jobFinished(job: JobRecord, keyOf = (id: string) => deps.keys.get(id)): Promise<void> {
     const status = toJobView(job).status;
     if (status !== 'completed' && status !== 'failed' && status !== 'cancelled') return;
-    if (!(await webhookOf(job.key_id))) return;
+    if (!(await keyOf(job.key_id))?.webhook) return;
     const now = new Date(clock.now());
     const delivery: WebhookDelivery = {
       id: deliveryIdOf(job.id),
@@ -231,18 +229,16 @@ export function createWebhooks(deps: WebhooksDeps) {
       const before = new Date(now - SWEEP_GRACE_MS);
       for (;;) {
         const ended = await deps.jobs.notifyDue(before, SWEEP_BATCH);
-        // Most of these were announced already: one read per key, and one per delivery, write nothing.
-        const webhooks = new Map<string, Promise<unknown>>();
-        const webhookOf = (keyId: string) => {
-          if (!webhooks.has(keyId))
-            webhooks.set(
-              keyId,
-              deps.keys.get(keyId).then((key) => key?.webhook ?? null),
-            );
-          return webhooks.get(keyId)!;
+        // Most of these were announced already: each key is read once, and only jobs of keys with a URL
+        // are looked up, so the sweep writes nothing for them.
+        const keys = new Map<string, Promise<ApiKeyRecord | null>>();
+        const keyOf = (id: string) => {
+          if (!keys.has(id)) keys.set(id, deps.keys.get(id));
+          return keys.get(id)!;
         };
         for (const job of ended) {
-          if (!(await deliveries.get(deliveryIdOf(job.id)))) await jobFinished(job, webhookOf);
+          if (!(await keyOf(job.key_id))?.webhook) continue;
+          if (!(await deliveries.get(deliveryIdOf(job.id)))) await jobFinished(job, keyOf);
         }
         await deps.jobs.notified(ended.map((job) => job.id));
         if (ended.length < SWEEP_BATCH) break;

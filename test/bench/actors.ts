@@ -15,6 +15,7 @@ import { userActor, userCredits } from '../../actors/index.ts';
 import { startMongo } from '../helpers/mongo.ts';
 import { startNats } from '../helpers/nats.ts';
 import { startTestActorSystem, type TestActorSystem } from '../helpers/actors.ts';
+import { percentile } from '../helpers/bench.ts';
 
 const CALLERS = 64;
 const USERS = 200;
@@ -35,9 +36,6 @@ const SIMULATED_DEBITS = 3000;
 
 const line = (r: Result) =>
   `${r.name} ${r.rate.toFixed(0)}/s p50 ${r.p50.toFixed(1)} ms p99 ${r.p99.toFixed(1)} ms`;
-
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 
 /** 64 callers share `count` debits over 200 users; latency is measured per call. */
 async function load(debit: Debit, count: number, prefix: string) {

@@ -17,7 +17,6 @@
 // BENCH_SCALE (default 1) scales users, submits and reads, for trying the benchmark out on a busy machine.
 import { randomInt } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
-import { loadavg } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import { connectMongo, type MongoConnection } from '../../src/adapters/mongo/connect.ts';
 import { createMongoUsers } from '../../src/adapters/mongo/users.ts';
@@ -34,6 +33,7 @@ import { newJobRecord } from '../../src/services/jobs.ts';
 import type { ImageGeneration } from '../../src/services/media-ports.ts';
 import { startMongo, type TestMongo } from '../helpers/mongo.ts';
 import { startService, adminClient, type RunningService } from '../helpers/service.ts';
+import { percentile, load1, verdict } from '../helpers/bench.ts';
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
 const CONCURRENCY = 50;
@@ -65,9 +65,6 @@ interface Stats {
   tenths: number[];
   seconds: number;
 }
-
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 
 function stats(latencies: number[], seconds: number): Stats {
   const sorted = [...latencies].sort((a, b) => a - b);
@@ -112,7 +109,6 @@ async function load(
 }
 
 const figures = (s: Stats) => `p50 ${s.p50.toFixed(1)} ms p99 ${s.p99.toFixed(1)} ms, ${s.rate.toFixed(0)}/s`;
-const load1 = () => loadavg()[0]!.toFixed(2);
 
 /**
  * What one submit does to MongoDB in the service (src/services/jobs.ts submit), issued directly with the
@@ -398,7 +394,6 @@ try {
     const rendersBounded = busy.queue.maxFfmpeg <= concurrency && idle.queue.maxFfmpeg === 0;
     const overheadOk = overhead <= OVERHEAD_BUDGET_MS;
     const renderOk = renderDelay <= OVERHEAD_BUDGET_MS && rendersQueued && rendersBounded;
-    const verdict = (ok: boolean) => (ok ? 'PASS' : 'FAIL');
     console.log(
       `jobs (${CONCURRENCY} submitters, ${USERS} users, ${SUBMITS} image submits, fresh database per run on one ` +
         `jongodb, order direct → service without renders → service with renders): ` +

@@ -31,7 +31,6 @@
 // BENCH_SCALE (default 1) scales jobs and keys, for trying the benchmark out on a busy machine.
 import http, { type IncomingHttpHeaders, type Server } from 'node:http';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
@@ -65,6 +64,7 @@ import {
 } from '../../src/services/webhooks.ts';
 import { startMongo, type TestMongo } from '../helpers/mongo.ts';
 import { natsServerAvailable, startNats } from '../helpers/nats.ts';
+import { percentile, load1, verdict } from '../helpers/bench.ts';
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
 /** Jobs finishing at once (closed loop: each finisher waits for its delivery before the next job). */
@@ -105,9 +105,6 @@ interface Stats {
   rate: number;
 }
 
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
-
 function stats(latencies: number[], seconds: number): Stats {
   const sorted = [...latencies].sort((a, b) => a - b);
   return {
@@ -120,8 +117,6 @@ function stats(latencies: number[], seconds: number): Stats {
 
 const figures = (s: Stats) =>
   `p50 ${s.p50.toFixed(1)} ms p99 ${s.p99.toFixed(1)} ms (max ${s.max.toFixed(1)} ms, ${s.rate.toFixed(0)}/s)`;
-const load1 = () => loadavg()[0]!.toFixed(2);
-const verdict = (ok: boolean) => (ok ? 'PASS' : 'FAIL');
 
 // ---------------------------------------------------------------------------------------------------------
 // Receivers: one node:http server per key. Each records when a delivery's body has fully arrived, answers

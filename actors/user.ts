@@ -1,5 +1,5 @@
 import { AppError } from '../src/domain/errors.ts';
-import type { CreditChange, CreditLedger, LedgerEntry } from '../src/services/repositories.ts';
+import type { CreditChange, CreditLedger, LedgerEntry } from '../src/ports/credit-ledger.ts';
 import { defineActor, type HandlerContext } from './runtime/define.ts';
 import type { ActorSystem } from './runtime/system.ts';
 

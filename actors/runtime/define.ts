@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import type { Clock } from '../../src/domain/clock.ts';
-import type { ActorMessage } from './envelope.ts';
+import type { Clock } from '../../src/ports/clock.ts';
+import type { ActorMessage } from '../../src/ports/actor-transport.ts';
 
 /** What a handler gets besides its message. */
 export interface HandlerContext<Ports> {

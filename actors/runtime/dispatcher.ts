@@ -1,17 +1,11 @@
 import type { Logger } from 'pino';
-import type { Clock } from '../../src/domain/clock.ts';
+import type { Clock } from '../../src/ports/clock.ts';
 import { AppError } from '../../src/domain/errors.ts';
 import type { ActorDefinition } from './define.ts';
-import { errorReply, type ActorMessage, type ActorReply } from './envelope.ts';
+import { errorReply } from './envelope.ts';
 import { classifyHandlerError } from './errors.ts';
-
-/** Handler outcomes for metrics: answered, answered with an error, or a transient failure that was retried. */
-export type HandlerOutcome = 'ok' | 'error' | 'retry';
-
-/** Where the runtime reports each handler run (the app adapts it to Prometheus metrics). */
-export interface ActorMetrics {
-  record(kind: string, command: string, outcome: HandlerOutcome, seconds: number): void;
-}
+import type { ActorMetrics } from '../../src/ports/actor-metrics.ts';
+import type { Dispatch } from '../../src/ports/actor-transport.ts';
 
 /** Bounded in-handler retries for transient failures (never a delayed nak: DESIGN.md §2). */
 export interface RetryPolicy {
@@ -20,9 +14,6 @@ export interface RetryPolicy {
 }
 
 export const DEFAULT_RETRY: RetryPolicy = { attempts: 4, baseDelayMs: 25 };
-
-/** Runs one message through its handler and turns the outcome into the caller's reply. */
-export type Dispatch = (kind: string, key: string, message: ActorMessage) => Promise<ActorReply>;
 
 /** The actor kinds a node handles and everything their handlers need. */
 export interface DispatcherOptions<Ports> {

@@ -1,21 +1,5 @@
-import { AppError, ERROR_STATUS, type ErrorCode } from '../../src/domain/errors.ts';
-
-/** A command sent to an actor: `type` names the handler; `op_id` (when present) makes it idempotent. */
-export interface ActorMessage {
-  type: string;
-  op_id?: string;
-  [field: string]: unknown;
-}
-
-/** An error as it crosses the wire: enough to rebuild the `AppError` the handler threw. */
-export interface WireError {
-  code: ErrorCode;
-  message: string;
-  details?: Record<string, unknown>;
-}
-
-/** What the handler answered, as both transports carry it back to the caller. */
-export type ActorReply = { ok: true; value: unknown } | { ok: false; error: WireError };
+import { AppError, ERROR_STATUS } from '../../src/domain/errors.ts';
+import type { ActorReply } from '../../src/ports/actor-transport.ts';
 
 /** A handler's failure as the caller will see it: `AppError`s keep their code; anything else is internal. */
 export function errorReply(error: unknown): ActorReply {

@@ -1,7 +1,9 @@
 import { AppError } from '../../src/domain/errors.ts';
 import { createDispatcher, type DispatcherOptions } from './dispatcher.ts';
-import { unwrapReply, type ActorMessage } from './envelope.ts';
-import { AskTimeoutError, type ActorTransport } from './transport.ts';
+import { unwrapReply } from './envelope.ts';
+import { type ActorMessage } from '../../src/ports/actor-transport.ts';
+import { AskTimeoutError } from './ask-timeout.ts';
+import { type ActorTransport } from '../../src/ports/actor-transport.ts';
 
 /** Callers' view of the actors: `ask` waits for the answer, `tell` only for acceptance. */
 export interface ActorSystem {

@@ -1,4 +1,4 @@
-import type { IncomingRequest } from './server.ts';
+import type { IncomingRequest } from './wire.ts';
 
 /**
  * The client's address: the socket peer, or with TRUST_PROXY the right-most `X-Forwarded-For` entry — the

@@ -1,21 +1,7 @@
-export {
-  startHttpServer,
-  ClientGoneError,
-  type HttpServer,
-  type IncomingRequest,
-  type OutgoingResponse,
-} from './server.ts';
+export { startHttpServer, type HttpServer } from './server.ts';
 export { Router, type RouteMatch } from './router.ts';
 export { createPipeline, type PipelineDeps } from './pipeline.ts';
 export { HttpMetrics, UNMATCHED_ROUTE } from './http-metrics.ts';
 export { buildOpenApiDocument } from './openapi.ts';
-export {
-  JsonText,
-  RawText,
-  reply,
-  type RouteDefinition,
-  type RequestContext,
-  type Reply,
-  type KeyPrincipal,
-} from './route.ts';
+export { JsonText, RawText, reply, type RouteDefinition, type RequestContext, type Reply } from './route.ts';
 export { readBody, readQuery, parseJson } from './json-body.ts';

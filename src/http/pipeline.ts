@@ -11,15 +11,9 @@ import {
   type IncomingRequest,
   type OutgoingResponse,
   type RequestHandler,
-} from './server.ts';
-import {
-  RawText,
-  type HttpMethod,
-  type KeyPrincipal,
-  type Reply,
-  type RequestContext,
-  type RouteAuth,
-} from './route.ts';
+} from './wire.ts';
+import { RawText, type HttpMethod, type Reply, type RequestContext, type RouteAuth } from './route.ts';
+import { type KeyPrincipal } from '../domain/principal.ts';
 import type { RouteMatch, Router } from './router.ts';
 import { clientAddress } from './client-address.ts';
 import { parseJson } from './json-body.ts';

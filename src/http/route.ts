@@ -1,18 +1,12 @@
 import type { TSchema } from 'typebox';
 import type { Logger } from 'pino';
 import type { Scope } from '../domain/scopes.ts';
+import type { KeyPrincipal } from '../domain/principal.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
 
 /** Who may call a route: an API key (optionally with a scope), the admin token, or anyone. */
 export type RouteAuth = { kind: 'key'; scope?: Scope } | { kind: 'admin' } | { kind: 'none' };
-
-/** The caller behind an API key, once authenticated. */
-export interface KeyPrincipal {
-  keyId: string;
-  userId: string;
-  scopes: readonly Scope[];
-}
 
 /** Everything a handler may read about the request; copied out of uWebSockets.js before any await. */
 export interface RequestContext {

@@ -1,43 +1,14 @@
 import { STATUS_CODES } from 'node:http';
-import type { Readable } from 'node:stream';
 import * as uws from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import { AppError } from '../domain/errors.ts';
-
-/** A request copied out of uWebSockets.js: safe to use after awaits (DESIGN.md §4). */
-export interface IncomingRequest {
-  method: string;
-  path: string;
-  rawQuery: string;
-  headers: Record<string, string>;
-  remoteAddress: string;
-  /** The whole body (bounded); rejects with a 413 AppError when it is too large. */
-  body(): Promise<Buffer>;
-  /** True once the client has gone away; nothing may be written then. */
-  readonly aborted: boolean;
-}
-
-/**
- * A body read from a stream of known length, written with backpressure. The front owns the stream: it
- * destroys it once the answer is written, when the client goes away, or unread for HEAD.
- */
-export class StreamedBody {
-  constructor(
-    readonly stream: Readable,
-    readonly length: number,
-  ) {}
-}
-
-/** A finished answer for the front to write (for HEAD: its headers only, with the body's length). */
-export interface OutgoingResponse {
-  status: number;
-  headers: Record<string, string>;
-  body: string | Buffer | StreamedBody;
-  /** Close the connection after this answer (used when an unread body is left on the wire). */
-  closeConnection?: boolean;
-}
-
-export type RequestHandler = (request: IncomingRequest) => Promise<OutgoingResponse>;
+import {
+  ClientGoneError,
+  StreamedBody,
+  type IncomingRequest,
+  type OutgoingResponse,
+  type RequestHandler,
+} from './wire.ts';
 
 /** A running HTTP front. */
 export interface HttpServer {
@@ -155,13 +126,6 @@ const emptyBody: BodyReader = {
   complete: () => true,
   abort: () => undefined,
 };
-
-/** Raised to a handler still reading the body of a request whose client has gone. */
-export class ClientGoneError extends Error {
-  constructor() {
-    super('client closed the connection');
-  }
-}
 
 /** Starts buffering the body at once (uWebSockets.js needs onData attached synchronously). */
 function readBody(res: uws.HttpResponse, headers: Record<string, string>, limit: number): BodyReader {

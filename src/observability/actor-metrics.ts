@@ -1,4 +1,4 @@
-import type { ActorMetrics } from '../../actors/runtime/dispatcher.ts';
+import type { ActorMetrics } from '../ports/actor-metrics.ts';
 import type { MetricsRegistry } from './metrics.ts';
 
 /**

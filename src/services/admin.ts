@@ -3,17 +3,12 @@ import { AppError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import { generateApiKey } from '../domain/api-key.ts';
 import { normaliseScopes, type Scope } from '../domain/scopes.ts';
-import type { Clock } from '../domain/clock.ts';
-import type { AuditQuery, AuditSink } from '../domain/audit.ts';
-import type {
-  ApiKeyRecord,
-  WebhookDeliveriesRepository,
-  ApiKeysRepository,
-  CreditLedger,
-  LedgerEntry,
-  UserRecord,
-  UsersRepository,
-} from './repositories.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { AuditQuery, AuditSink } from '../ports/audit-sink.ts';
+import type { ApiKeyRecord, ApiKeysRepository } from '../ports/api-keys-repository.ts';
+import type { WebhookDeliveriesRepository } from '../ports/webhook-deliveries-repository.ts';
+import type { CreditLedger, LedgerEntry } from '../ports/credit-ledger.ts';
+import type { UserRecord, UsersRepository } from '../ports/users-repository.ts';
 import type { Authenticator } from './authenticator.ts';
 import type { UserCredits } from '../../actors/user.ts';
 

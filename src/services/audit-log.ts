@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { AuditEntry, AuditSink } from '../domain/audit.ts';
+import type { AuditEntry, AuditSink } from '../ports/audit-sink.ts';
 
 /** Options of {@link createAuditLog}. */
 export interface AuditLogOptions {

@@ -1,8 +1,8 @@
 import { AppError } from '../domain/errors.ts';
 import { hashApiKey, isWellFormedApiKey, secretsEqual } from '../domain/api-key.ts';
-import type { Clock } from '../domain/clock.ts';
-import type { KeyPrincipal } from '../http/route.ts';
-import type { ApiKeysRepository } from './repositories.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { KeyPrincipal } from '../domain/principal.ts';
+import type { ApiKeysRepository } from '../ports/api-keys-repository.ts';
 
 export const MISSING_AUTHORIZATION = 'Missing Authorization header';
 export const INVALID_KEY = 'Invalid or revoked API key';

@@ -1,6 +1,7 @@
 import { AppError } from '../domain/errors.ts';
 import { sniffImageType } from '../domain/image-type.ts';
-import { inputImages, type Generation, type InputImage, type MediaStore } from './media-ports.ts';
+import { inputImages, type Generation, type InputImage } from '../ports/media-provider.ts';
+import { type MediaStore } from '../ports/media-store.ts';
 
 /** The extension a stored copy gets, by the image type its bytes show. */
 const EXTENSIONS: Readonly<Record<string, string>> = {

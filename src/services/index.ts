@@ -6,4 +6,3 @@ export {
   INVALID_KEY,
   type Authenticator,
 } from './authenticator.ts';
-export type * from './repositories.ts';

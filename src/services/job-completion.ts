@@ -1,9 +1,10 @@
 import type { Logger } from 'pino';
 import type { UserCredits } from '../../actors/index.ts';
-import type { Clock } from '../domain/clock.ts';
+import type { Clock } from '../ports/clock.ts';
 import { settleRefund } from './job-refunds.ts';
-import type { MediaProvider, MediaStore, ProviderOutput } from './media-ports.ts';
-import type { JobOutcome, JobRecord, JobsRepository } from './repositories.ts';
+import type { MediaProvider, ProviderOutput } from '../ports/media-provider.ts';
+import type { MediaStore } from '../ports/media-store.ts';
+import type { JobOutcome, JobRecord, JobsRepository } from '../ports/jobs-repository.ts';
 
 export interface JobCompletionDeps {
   jobs: JobsRepository;

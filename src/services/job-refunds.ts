@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import type { UserCredits } from '../../actors/index.ts';
 import { discardFetchedInputs } from './inbound-images.ts';
-import type { MediaStore } from './media-ports.ts';
-import type { JobRecord, JobsRepository } from './repositories.ts';
+import type { MediaStore } from '../ports/media-store.ts';
+import type { JobRecord, JobsRepository } from '../ports/jobs-repository.ts';
 
 /** The op_id of a job's one debit and of its one refund: each happens at most once (the ledger's op_id rule). */
 export const debitOpId = (jobId: string) => `${jobId}:debit`;

@@ -1,11 +1,11 @@
 import type { Logger } from 'pino';
 import type { UserCredits } from '../../actors/index.ts';
-import type { Clock } from '../domain/clock.ts';
+import type { Clock } from '../ports/clock.ts';
 import { discardFetchedInputs } from './inbound-images.ts';
 import { settleRefund, undoSubmit } from './job-refunds.ts';
-import type { WorkScheduler } from './work-scheduler.ts';
-import type { MediaStore } from './media-ports.ts';
-import type { JobRecord, JobsRepository } from './repositories.ts';
+import type { WorkScheduler } from '../ports/work-scheduler.ts';
+import type { MediaStore } from '../ports/media-store.ts';
+import type { JobRecord, JobsRepository } from '../ports/jobs-repository.ts';
 
 const BATCH = 100;
 const DAY_MS = 24 * 60 * 60_000;

@@ -1,6 +1,6 @@
 import type { JobView } from '../../schemas/jobs.ts';
 import { MODEL_NAMES, type ModelId } from '../domain/models-catalog.ts';
-import type { JobRecord } from './repositories.ts';
+import type { JobRecord } from '../ports/jobs-repository.ts';
 
 /**
  * The internal states are never shown: a `submitting` job is listed nowhere yet (the routes hide it), a

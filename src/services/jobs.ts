@@ -4,15 +4,16 @@ import type { ImageGenerateRequest, JobView, VideoGenerateRequest } from '../../
 import type { UserCredits } from '../../actors/index.ts';
 import { AppError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
-import type { Clock } from '../domain/clock.ts';
+import type { Clock } from '../ports/clock.ts';
 import { MODEL_IDS, imageCost, videoCost } from '../domain/models-catalog.ts';
-import type { KeyPrincipal } from '../http/route.ts';
+import type { KeyPrincipal } from '../domain/principal.ts';
 import { discardFetchedInputs, isAcceptedImageUrl, type InboundImages } from './inbound-images.ts';
 import { toJobView } from './job-view.ts';
 import { debitOpId, settleRefund, undoSubmit } from './job-refunds.ts';
-import { ProviderRejection, type Generation, type MediaProvider, type MediaStore } from './media-ports.ts';
-import type { JobRecord, JobsRepository, JobStatus } from './repositories.ts';
-import type { WorkScheduler } from './work-scheduler.ts';
+import { ProviderRejection, type Generation, type MediaProvider } from '../ports/media-provider.ts';
+import { type MediaStore } from '../ports/media-store.ts';
+import type { JobRecord, JobsRepository, JobStatus } from '../ports/jobs-repository.ts';
+import type { WorkScheduler } from '../ports/work-scheduler.ts';
 
 /** Schedules a processing job's next provider poll (the in-process timer queue or JetStream `MF_JOBS`). */
 

@@ -1,18 +1,17 @@
 import type { Logger } from 'pino';
-import type { Clock } from '../domain/clock.ts';
+import type { Clock } from '../ports/clock.ts';
 import { webhookSignature } from '../domain/webhook-signature.ts';
 import type { AuditLog } from './audit-log.ts';
 import { toJobView } from './job-view.ts';
+import type { ApiKeyRecord, ApiKeysRepository } from '../ports/api-keys-repository.ts';
+import type { JobRecord, JobsRepository } from '../ports/jobs-repository.ts';
 import type {
-  ApiKeyRecord,
-  ApiKeysRepository,
-  JobRecord,
-  JobsRepository,
   WebhookAttempt,
   WebhookDeliveriesRepository,
   WebhookDelivery,
   WebhookDeliveryState,
-} from './repositories.ts';
+} from '../ports/webhook-deliveries-repository.ts';
+import type { WebhookPost } from '../ports/webhook-post.ts';
 
 /** spec §6.2 */
 export const WEBHOOK_USER_AGENT = 'Svc-Webhooks/1.0';
@@ -23,14 +22,6 @@ const SWEEP_GRACE_MS = 60_000;
 const SWEEP_BATCH = 500;
 /** Pending deliveries rescheduled at a start; any beyond are overdue soon after and the sweeper takes them. */
 const RESUME_LIMIT = 100_000;
-
-/** A POST through the egress guard (adapters/net guardedPost): any status comes back; refusals throw. */
-export type WebhookPost = (
-  url: string,
-  body: string,
-  headers: Record<string, string>,
-  options: { allowPrivate: boolean; timeoutMs: number; maxBytes: number; userAgent: string },
-) => Promise<{ status: number }>;
 
 export interface WebhooksDeps {
   deliveries: WebhookDeliveriesRepository;

@@ -1,12 +1,5 @@
 import type { Logger } from 'pino';
-
-/** One run of a scheduled item: 'done', or the delay in ms before it runs again. */
-export type DelayedWork = (id: string) => Promise<'done' | number>;
-
-/** Runs an item after a delay (job polls, webhook attempts); scheduling an item already waiting does nothing. */
-export interface WorkScheduler {
-  schedule(id: string, delayMs: number): void;
-}
+import type { DelayedWork, WorkScheduler } from '../ports/work-scheduler.ts';
 
 /**
  * The scheduler of embedded and single-node modes: one timer per item. Nothing is kept here that MongoDB does

@@ -6,10 +6,10 @@
 // A second part runs direct and JetStream against a simulated ledger whose every change takes a fixed time, in
 // parallel: it separates what the partitions' ordering costs from what jongodb's one-at-a-time writes cost.
 import { MongoClient } from 'mongodb';
-import { systemClock } from '../../src/domain/clock.ts';
+import { systemClock } from '../../src/ports/clock.ts';
 import { createMongoCreditLedger } from '../../src/adapters/mongo/credit-ledger.ts';
 import { createMongoUsers } from '../../src/adapters/mongo/users.ts';
-import type { CreditLedger } from '../../src/services/repositories.ts';
+import type { CreditLedger } from '../../src/ports/credit-ledger.ts';
 import { setTimeout as delay } from 'node:timers/promises';
 import { userActor, userCredits } from '../../actors/index.ts';
 import { startMongo } from '../helpers/mongo.ts';

@@ -41,27 +41,22 @@ import { createMongoWebhookDeliveries } from '../../src/adapters/mongo/webhook-d
 import { createMongoAuditSink, AUDIT_COLLECTION } from '../../src/adapters/mongo/audit-sink.ts';
 import { connectNats } from '../../src/adapters/nats/connect.ts';
 import { guardedPost } from '../../src/adapters/net/index.ts';
-import { systemClock } from '../../src/domain/clock.ts';
+import { systemClock } from '../../src/ports/clock.ts';
 import { newId } from '../../src/domain/ids.ts';
 import { DEFAULT_PROVIDER_ENDPOINTS, MODEL_IDS, imageCost } from '../../src/domain/models-catalog.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createAuditLog } from '../../src/services/audit-log.ts';
 import { newJobRecord } from '../../src/services/jobs.ts';
-import type { ImageGeneration } from '../../src/services/media-ports.ts';
+import type { ImageGeneration } from '../../src/ports/media-provider.ts';
+import type { JobOutcome, JobRecord } from '../../src/ports/jobs-repository.ts';
 import type {
-  JobOutcome,
-  JobRecord,
   WebhookAttempt,
   WebhookDeliveriesRepository,
   WebhookDelivery,
-} from '../../src/services/repositories.ts';
+} from '../../src/ports/webhook-deliveries-repository.ts';
 import { startWebhookRuntime } from '../../src/webhook-runtime.ts';
-import {
-  deliveryBody,
-  deliveryIdOf,
-  WEBHOOK_USER_AGENT,
-  type WebhookPost,
-} from '../../src/services/webhooks.ts';
+import { deliveryBody, deliveryIdOf, WEBHOOK_USER_AGENT } from '../../src/services/webhooks.ts';
+import { type WebhookPost } from '../../src/ports/webhook-post.ts';
 import { startMongo, type TestMongo } from '../helpers/mongo.ts';
 import { natsServerAvailable, startNats } from '../helpers/nats.ts';
 import { percentile, load1, verdict } from '../helpers/bench.ts';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient } from 'mongodb';
 import { newMediaId } from '../../src/domain/media-id.ts';
-import type { MediaStore, StoredMedia } from '../../src/services/media-ports.ts';
+import type { MediaStore, StoredMedia } from '../../src/ports/media-store.ts';
 import { createFsMediaStore, createGridFsMediaStore } from '../../src/adapters/storage/index.ts';
 import { startMongo, type TestMongo } from '../helpers/mongo.ts';
 import { startService, type RunningService } from '../helpers/service.ts';

@@ -1,15 +1,15 @@
 import pino from 'pino';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { systemClock } from '../../src/domain/clock.ts';
+import { systemClock } from '../../src/ports/clock.ts';
 import { createJetStreamTransport } from '../../src/adapters/nats/actor-transport.ts';
 import {
   createActorSystem,
   createInProcessTransport,
   type ActorDefinition,
   type ActorSystem,
-  type ActorTransport,
   type RetryPolicy,
 } from '../../actors/index.ts';
+import { type ActorTransport } from '../../src/ports/actor-transport.ts';
 
 /** The two transports every actor contract test runs on. */
 export type TransportName = 'in-process' | 'jetstream';

@@ -3,10 +3,10 @@
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Db } from 'mongodb';
-import { systemClock } from '../../src/domain/clock.ts';
+import { systemClock } from '../../src/ports/clock.ts';
 import { createMongoCreditLedger } from '../../src/adapters/mongo/credit-ledger.ts';
 import { createMongoUsers } from '../../src/adapters/mongo/users.ts';
-import type { CreditLedger } from '../../src/services/repositories.ts';
+import type { CreditLedger } from '../../src/ports/credit-ledger.ts';
 import { useMongoClient } from '../helpers/mongo.ts';
 
 describe('credit ledger (MongoDB)', () => {

@@ -13,7 +13,7 @@ import {
   type MediaProvider,
   type ProviderHandle,
   type VideoGeneration,
-} from '../../src/services/media-ports.ts';
+} from '../../src/ports/media-provider.ts';
 import { startFakeFal, tinyPng, type FakeFal } from '../fakes/fal-queue-server.ts';
 
 const KEY = 'fal-test-key-3f9c2e71d0a84b56';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { AppError } from '../../src/domain/errors.ts';
 import { newMediaId } from '../../src/domain/media-id.ts';
-import type { MediaStore } from '../../src/services/media-ports.ts';
+import type { MediaStore } from '../../src/ports/media-store.ts';
 import { createFsMediaStore, createGridFsMediaStore } from '../../src/adapters/storage/index.ts';
 import { useMongoClient } from '../helpers/mongo.ts';
 

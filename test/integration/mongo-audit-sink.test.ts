@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Db } from 'mongodb';
 import { useMongoClient } from '../helpers/mongo.ts';
-import type { AuditEntry } from '../../src/domain/audit.ts';
+import type { AuditEntry } from '../../src/ports/audit-sink.ts';
 import { AUDIT_COLLECTION, createMongoAuditSink } from '../../src/adapters/mongo/audit-sink.ts';
 
 const mongo = useMongoClient();

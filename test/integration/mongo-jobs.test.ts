@@ -6,7 +6,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient } from 'mongodb';
 import { createMongoJobs } from '../../src/adapters/mongo/jobs.ts';
-import type { JobRecord, JobsRepository } from '../../src/services/repositories.ts';
+import type { JobRecord, JobsRepository } from '../../src/ports/jobs-repository.ts';
 import { useMongoClient } from '../helpers/mongo.ts';
 import { imageJobRecord } from '../helpers/job-records.ts';
 

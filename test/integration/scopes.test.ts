@@ -5,8 +5,8 @@ import { keyFixture } from '../helpers/keys.ts';
 import { startMongo, type TestMongo } from '../helpers/mongo.ts';
 import { connectMongo, type MongoConnection } from '../../src/adapters/mongo/connect.ts';
 import { createMongoApiKeys } from '../../src/adapters/mongo/api-keys.ts';
-import type { AuditEntry, AuditQuery, AuditSink } from '../../src/domain/audit.ts';
-import { systemClock } from '../../src/domain/clock.ts';
+import type { AuditEntry, AuditQuery, AuditSink } from '../../src/ports/audit-sink.ts';
+import { systemClock } from '../../src/ports/clock.ts';
 import { RollingWindowLimiter } from '../../src/domain/rolling-window.ts';
 import { SCOPES, normaliseScopes, type Scope } from '../../src/domain/scopes.ts';
 import { createPipeline } from '../../src/http/pipeline.ts';
@@ -16,7 +16,7 @@ import { Router } from '../../src/http/router.ts';
 import { startHttpServer, type HttpServer } from '../../src/http/server.ts';
 import { createAuditLog, type AuditLog } from '../../src/services/audit-log.ts';
 import { createAuthenticator } from '../../src/services/authenticator.ts';
-import type { ApiKeysRepository } from '../../src/services/repositories.ts';
+import type { ApiKeysRepository } from '../../src/ports/api-keys-repository.ts';
 
 /** An in-memory audit sink that keeps every entry it is given, in order. */
 class MemoryAuditSink implements AuditSink {

@@ -10,19 +10,17 @@ import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import type { Db } from 'mongodb';
 import { pino } from 'pino';
-import { createManualClock } from '../../src/domain/clock.ts';
+import { createManualClock } from '../../src/ports/clock.ts';
 import { createMongoApiKeys } from '../../src/adapters/mongo/api-keys.ts';
 import { createMongoJobs } from '../../src/adapters/mongo/jobs.ts';
 import { createMongoWebhookDeliveries } from '../../src/adapters/mongo/webhook-deliveries.ts';
 import { createGuardedFetch } from '../../src/adapters/net/index.ts';
-import { createWebhooks, deliveryIdOf, type WebhookPost } from '../../src/services/webhooks.ts';
-import type { AuditEntry } from '../../src/domain/audit.ts';
-import type {
-  ApiKeysRepository,
-  JobRecord,
-  JobsRepository,
-  WebhookDeliveriesRepository,
-} from '../../src/services/repositories.ts';
+import { createWebhooks, deliveryIdOf } from '../../src/services/webhooks.ts';
+import { type WebhookPost } from '../../src/ports/webhook-post.ts';
+import type { AuditEntry } from '../../src/ports/audit-sink.ts';
+import type { ApiKeysRepository } from '../../src/ports/api-keys-repository.ts';
+import type { JobRecord, JobsRepository } from '../../src/ports/jobs-repository.ts';
+import type { WebhookDeliveriesRepository } from '../../src/ports/webhook-deliveries-repository.ts';
 import { useMongoClient } from '../helpers/mongo.ts';
 import { imageJobRecord } from '../helpers/job-records.ts';
 

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import type { AuditEntry, AuditSink } from '../../src/domain/audit.ts';
+import type { AuditEntry, AuditSink } from '../../src/ports/audit-sink.ts';
 import { createAuditLog, type AuditLogOptions } from '../../src/services/audit-log.ts';
 
 interface FakeSink extends AuditSink {

@@ -6,11 +6,11 @@ import {
   MISSING_AUTHORIZATION,
   type Authenticator,
 } from '../../src/services/authenticator.ts';
-import { createManualClock } from '../../src/domain/clock.ts';
+import { createManualClock } from '../../src/ports/clock.ts';
 import { keyFixture } from '../helpers/keys.ts';
 import { generateApiKey } from '../../src/domain/api-key.ts';
 import { AppError } from '../../src/domain/errors.ts';
-import type { ApiKeyRecord, ApiKeysRepository } from '../../src/services/repositories.ts';
+import type { ApiKeyRecord, ApiKeysRepository } from '../../src/ports/api-keys-repository.ts';
 
 function fakeKeys() {
   const records = new Map<string, ApiKeyRecord>();

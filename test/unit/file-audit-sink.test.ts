@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { appendFile, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createManualClock } from '../../src/domain/clock.ts';
-import type { AuditEntry } from '../../src/domain/audit.ts';
+import { createManualClock } from '../../src/ports/clock.ts';
+import type { AuditEntry } from '../../src/ports/audit-sink.ts';
 import { createFileAuditSink } from '../../src/adapters/audit/index.ts';
 
 let root: string;

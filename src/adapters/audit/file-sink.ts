@@ -1,7 +1,7 @@
 import { mkdir, open, readdir, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { AuditEntry, AuditQuery, AuditSink } from '../../domain/audit.ts';
-import { systemClock, type Clock } from '../../domain/clock.ts';
+import type { AuditEntry, AuditQuery, AuditSink } from '../../ports/audit-sink.ts';
+import { systemClock, type Clock } from '../../ports/clock.ts';
 
 /** Options of {@link createFileAuditSink}. */
 export interface FileAuditSinkOptions {

@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import type { ApiKeyRecord, ApiKeysRepository } from '../../services/repositories.ts';
+import type { ApiKeyRecord, ApiKeysRepository } from '../../ports/api-keys-repository.ts';
 
 type ApiKeyDoc = Omit<ApiKeyRecord, 'id'> & { _id: string };
 

@@ -1,5 +1,5 @@
 import { MongoBulkWriteError, type Db, type Filter, type ObjectId } from 'mongodb';
-import type { AuditEntry, AuditQuery, AuditSink } from '../../domain/audit.ts';
+import type { AuditEntry, AuditQuery, AuditSink } from '../../ports/audit-sink.ts';
 
 /** How an entry is stored: `ts` as a BSON date, so it sorts and indexes as time. */
 interface AuditDocument {

@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
-import type { CreditLedger, LedgerEntry, CreditChangeResult } from '../../services/repositories.ts';
+import type { CreditLedger, LedgerEntry, CreditChangeResult } from '../../ports/credit-ledger.ts';
 import { newId } from '../../domain/ids.ts';
-import type { Clock } from '../../domain/clock.ts';
+import type { Clock } from '../../ports/clock.ts';
 import { isDuplicateKeyError } from './connect.ts';
 import type { UserDoc } from './users.ts';
 

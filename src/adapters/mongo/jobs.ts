@@ -1,6 +1,6 @@
 import type { Db, Filter } from 'mongodb';
 import { createKeyedSerial } from '../../domain/keyed-serial.ts';
-import type { JobRecord, JobsRepository, JobStatus } from '../../services/repositories.ts';
+import type { JobRecord, JobsRepository, JobStatus } from '../../ports/jobs-repository.ts';
 
 type JobDoc = Omit<JobRecord, 'id'> & { _id: string };
 

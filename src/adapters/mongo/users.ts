@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import type { UserRecord, UsersRepository } from '../../services/repositories.ts';
+import type { UserRecord, UsersRepository } from '../../ports/users-repository.ts';
 import { isDuplicateKeyError } from './connect.ts';
 import type { LedgerDoc } from './credit-ledger.ts';
 

@@ -1,6 +1,9 @@
 import { MongoServerError, type Db } from 'mongodb';
 import { createKeyedSerial } from '../../domain/keyed-serial.ts';
-import type { WebhookDeliveriesRepository, WebhookDelivery } from '../../services/repositories.ts';
+import type {
+  WebhookDeliveriesRepository,
+  WebhookDelivery,
+} from '../../ports/webhook-deliveries-repository.ts';
 
 type DeliveryDoc = Omit<WebhookDelivery, 'id'> & { _id: string; attempt_count: number };
 

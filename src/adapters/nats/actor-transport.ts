@@ -2,17 +2,13 @@ import type { Logger } from 'pino';
 import { createInbox, headers, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
 import { AppError } from '../../domain/errors.ts';
+import { AskTimeoutError, decode, encode, errorReply, partitionOf } from '../../../actors/runtime/index.ts';
 import {
-  AskTimeoutError,
-  decode,
-  encode,
-  errorReply,
-  partitionOf,
   type ActorMessage,
   type ActorReply,
   type ActorTransport,
   type Dispatch,
-} from '../../../actors/runtime/index.ts';
+} from '../../ports/actor-transport.ts';
 import { ensureDurableConsumer, ensureWorkQueueStream } from './streams.ts';
 
 export const ACTOR_STREAM = 'MF_ACTORS';

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { WorkScheduler } from '../../services/work-scheduler.ts';
+import type { WorkScheduler } from '../../ports/work-scheduler.ts';
 import type { PollVerdict } from '../../services/job-completion.ts';
 import { createJetStreamWorkQueue } from './work-queue.ts';
 

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
-import type { DelayedWork, WorkScheduler } from '../../services/work-scheduler.ts';
+import type { DelayedWork, WorkScheduler } from '../../ports/work-scheduler.ts';
 import { ensureDurableConsumer, ensureWorkQueueStream } from './streams.ts';
 
 const PULL_EXPIRES_MS = 5000;

@@ -1,5 +1,5 @@
 import type { ProviderEndpoints } from '../../domain/models-catalog.ts';
-import type { Capability, Generation, ImageGeneration } from '../../services/media-ports.ts';
+import type { Capability, Generation, ImageGeneration } from '../../ports/media-provider.ts';
 
 /** Which configured endpoint serves each capability (CONTRACT §5). */
 export const ENDPOINT_OF_CAPABILITY: Readonly<Record<Capability, keyof ProviderEndpoints>> = {

@@ -10,7 +10,7 @@ import {
   type ProviderOutput,
   type ProviderResult,
   type ProviderStatus,
-} from '../../services/media-ports.ts';
+} from '../../ports/media-provider.ts';
 import { openDownload } from './fal-download.ts';
 import { describeFalError, falCall, isRecord, scrub, type FalAnswer, type FalHttp } from './fal-http.ts';
 import { ENDPOINT_OF_CAPABILITY, falInput } from './fal-input.ts';

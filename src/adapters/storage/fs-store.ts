@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../../domain/errors.ts';
 import { isMediaId } from '../../domain/media-id.ts';
-import type { MediaStore, StoredMedia } from '../../services/media-ports.ts';
+import type { MediaStore, StoredMedia } from '../../ports/media-store.ts';
 import { assertMediaId, assertRange, ByteMeter, copyMetered, mediaNotFound } from './common.ts';
 
 /** The sidecar next to each file: what `stat` answers without reading (or hashing) the file. */

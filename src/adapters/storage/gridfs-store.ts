@@ -9,7 +9,7 @@ import {
 } from 'mongodb';
 import { AppError } from '../../domain/errors.ts';
 import { isMediaId } from '../../domain/media-id.ts';
-import type { MediaStore, StoredMedia } from '../../services/media-ports.ts';
+import type { MediaStore, StoredMedia } from '../../ports/media-store.ts';
 import { isDuplicateKeyError } from '../mongo/connect.ts';
 import { assertMediaId, assertRange, ByteMeter, copyMetered, mediaNotFound } from './common.ts';
 

@@ -2,8 +2,8 @@ import { Readable } from 'node:stream';
 import { ErrorSchema } from '../../../schemas/common.ts';
 import { AppError } from '../../domain/errors.ts';
 import { isMediaId } from '../../domain/media-id.ts';
-import type { ByteRange, MediaStore, StoredMedia } from '../../services/media-ports.ts';
-import { StreamedBody } from '../server.ts';
+import type { ByteRange, MediaStore, StoredMedia } from '../../ports/media-store.ts';
+import { StreamedBody } from '../wire.ts';
 import { RawText, reply, type RouteDefinition } from '../route.ts';
 
 /** What a `Range` header asks of a file of a given size. */

@@ -3,7 +3,7 @@ import { ModelsResponseSchema } from '../../../schemas/models.ts';
 import { ErrorSchema } from '../../../schemas/common.ts';
 import { AppError } from '../../domain/errors.ts';
 import type { Model } from '../../../schemas/models.ts';
-import type { UsersRepository } from '../../services/repositories.ts';
+import type { UsersRepository } from '../../ports/users-repository.ts';
 import { JsonText, reply, type RouteDefinition } from '../route.ts';
 
 const unauthorised = { 401: { description: 'Missing or invalid API key', schema: ErrorSchema } };

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { Db } from 'mongodb';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { systemClock } from '../../../src/domain/clock.ts';
+import { systemClock } from '../../../src/ports/clock.ts';
 import { createMongoCreditLedger } from '../../../src/adapters/mongo/credit-ledger.ts';
 import { createMongoUsers } from '../../../src/adapters/mongo/users.ts';
 import { ACTOR_STREAM } from '../../../src/adapters/nats/actor-transport.ts';

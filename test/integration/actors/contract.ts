@@ -4,10 +4,11 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { AppError } from '../../../src/domain/errors.ts';
-import { systemClock } from '../../../src/domain/clock.ts';
+import { systemClock } from '../../../src/ports/clock.ts';
 import { createMongoCreditLedger } from '../../../src/adapters/mongo/credit-ledger.ts';
 import { createMongoUsers } from '../../../src/adapters/mongo/users.ts';
-import type { CreditLedger, UsersRepository } from '../../../src/services/repositories.ts';
+import type { CreditLedger } from '../../../src/ports/credit-ledger.ts';
+import type { UsersRepository } from '../../../src/ports/users-repository.ts';
 import { defineActor, partitionOf, userActor, userCredits, type ActorSystem } from '../../../actors/index.ts';
 import { useMongoClient } from '../../helpers/mongo.ts';
 import { startTestActorSystem, type TestActorSystem, type TransportName } from '../../helpers/actors.ts';

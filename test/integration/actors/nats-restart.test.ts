@@ -3,7 +3,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient } from 'mongodb';
-import { systemClock } from '../../../src/domain/clock.ts';
+import { systemClock } from '../../../src/ports/clock.ts';
 import { createMongoCreditLedger } from '../../../src/adapters/mongo/credit-ledger.ts';
 import { createMongoUsers } from '../../../src/adapters/mongo/users.ts';
 import { defineActor, userActor, userCredits } from '../../../actors/index.ts';

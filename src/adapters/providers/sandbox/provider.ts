@@ -3,7 +3,7 @@ import { rm } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
-import type { Clock } from '../../../domain/clock.ts';
+import type { Clock } from '../../../ports/clock.ts';
 import { newId } from '../../../domain/ids.ts';
 import { newMediaId } from '../../../domain/media-id.ts';
 import type { ProviderEndpoints } from '../../../domain/models-catalog.ts';
@@ -11,10 +11,10 @@ import {
   ProviderRejection,
   type Generation,
   type MediaProvider,
-  type MediaStore,
   type ProviderHandle,
   type ProviderStatus,
-} from '../../../services/media-ports.ts';
+} from '../../../ports/media-provider.ts';
+import { type MediaStore } from '../../../ports/media-store.ts';
 import { imageDimensions, videoDimensions } from './dimensions.ts';
 import { sandboxBehaviour, type SandboxBehaviour } from './markers.ts';
 import { RenderError, type SandboxRenderer } from './render.ts';

@@ -1,5 +1,26 @@
-import type { Dispatch } from './dispatcher.ts';
-import type { ActorMessage, ActorReply } from './envelope.ts';
+import type { ErrorCode } from '../domain/errors.ts';
+
+// How messages reach actors, and their envelope: the same on both transports (in-process, JetStream).
+
+/** A command sent to an actor: `type` names the handler; `op_id` (when present) makes it idempotent. */
+export interface ActorMessage {
+  type: string;
+  op_id?: string;
+  [field: string]: unknown;
+}
+
+/** An error as it crosses the wire: enough to rebuild the `AppError` the handler threw. */
+export interface WireError {
+  code: ErrorCode;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+/** What the handler answered, as both transports carry it back to the caller. */
+export type ActorReply = { ok: true; value: unknown } | { ok: false; error: WireError };
+
+/** Runs one message through its handler and turns the outcome into the caller's reply. */
+export type Dispatch = (kind: string, key: string, message: ActorMessage) => Promise<ActorReply>;
 
 /**
  * How messages reach actors (port). Both transports give the same guarantees: the messages of one key are
@@ -15,12 +36,4 @@ export interface ActorTransport {
   tell(kind: string, key: string, message: ActorMessage): Promise<void>;
   /** Stops taking messages, lets the running handlers finish, and releases connections. */
   close(): Promise<void>;
-}
-
-/** Rejected `ask`: no reply within its time-out. The message may still be handled later (idempotently). */
-export class AskTimeoutError extends Error {
-  constructor(kind: string, key: string, timeoutMs: number) {
-    super(`no reply from actor ${kind}/${key} within ${timeoutMs} ms`);
-    this.name = 'AskTimeoutError';
-  }
 }

@@ -1,0 +1,46 @@
+import type { Readable } from 'node:stream';
+
+// The front's request and answer as plain values: what the pipeline and handlers see, without loading the
+// native uWebSockets.js binding (server.ts does that).
+
+/** A request copied out of uWebSockets.js: safe to use after awaits (DESIGN.md §4). */
+export interface IncomingRequest {
+  method: string;
+  path: string;
+  rawQuery: string;
+  headers: Record<string, string>;
+  remoteAddress: string;
+  /** The whole body (bounded); rejects with a 413 AppError when it is too large. */
+  body(): Promise<Buffer>;
+  /** True once the client has gone away; nothing may be written then. */
+  readonly aborted: boolean;
+}
+
+/**
+ * A body read from a stream of known length, written with backpressure. The front owns the stream: it
+ * destroys it once the answer is written, when the client goes away, or unread for HEAD.
+ */
+export class StreamedBody {
+  constructor(
+    readonly stream: Readable,
+    readonly length: number,
+  ) {}
+}
+
+/** A finished answer for the front to write (for HEAD: its headers only, with the body's length). */
+export interface OutgoingResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string | Buffer | StreamedBody;
+  /** Close the connection after this answer (used when an unread body is left on the wire). */
+  closeConnection?: boolean;
+}
+
+export type RequestHandler = (request: IncomingRequest) => Promise<OutgoingResponse>;
+
+/** Raised to a handler still reading the body of a request whose client has gone. */
+export class ClientGoneError extends Error {
+  constructor() {
+    super('client closed the connection');
+  }
+}

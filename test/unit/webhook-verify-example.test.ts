@@ -1,4 +1,4 @@
-// The receiver's verification example in the README, run as printed: it accepts what the service signs and
+// The receiver's verification example in docs/webhooks.md, run as printed: it accepts what the service signs and
 // rejects a changed body, another secret, a stale timestamp and a malformed header.
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,17 +10,17 @@ import { webhookSignature } from '../../src/domain/webhook-signature.ts';
 
 type Verify = (rawBody: Buffer, header: string, secret: string, toleranceSeconds?: number) => boolean;
 
-describe('README webhook verification example', () => {
+describe('docs/webhooks.md verification example', () => {
   let verify: Verify;
   const secret = 'whsec_example_secret';
   const body = '{"job_id":"job_abc","status":"completed","model":"fal-ai/nano-banana"}';
   const now = () => Math.floor(Date.now() / 1000);
 
   before(async () => {
-    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+    const readme = await readFile(new URL('../../docs/webhooks.md', import.meta.url), 'utf8');
     const section = readme.slice(readme.indexOf('**Verifying a delivery**'));
     const code = /```js\n([\s\S]*?)```/.exec(section)?.[1];
-    assert.ok(code, 'the README has the example');
+    assert.ok(code, 'docs/webhooks.md has the example');
     const file = join(await mkdtemp(join(tmpdir(), 'mf-readme-')), 'verify.mjs');
     await writeFile(file, code);
     verify = ((await import(pathToFileURL(file).href)) as { verifyMediaForgeWebhook: Verify })

@@ -1,10 +1,13 @@
-// Virtual actors (DESIGN.md §2). `runtime/` holds the transport-independent runtime and the in-process
-// transport; the JetStream transport is an adapter (src/adapters/nats/actor-transport.ts).
+// Virtual actors (DESIGN.md §2). `runtime/` holds the transport-independent runtime, the in-process transport
+// and the in-process event bus; the JetStream transport is an adapter (src/adapters/nats/actor-transport.ts).
 export * from './runtime/index.ts';
 export {
   userActor,
   userCredits,
   USER_ACTOR,
+  ChargeCommand,
+  RefundCommand,
+  GrantCommand,
   type CreditResult,
   type ChargeResult,
   type RefundResult,

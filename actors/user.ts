@@ -1,6 +1,13 @@
+import Type from 'typebox';
 import { AppError } from '../src/domain/errors.ts';
-import type { CreditChange, CreditLedger, LedgerEntry } from '../src/ports/credit-ledger.ts';
+import type {
+  CreditChange,
+  CreditChangeResult,
+  CreditLedger,
+  LedgerEntry,
+} from '../src/ports/credit-ledger.ts';
 import { defineActor, type HandlerContext } from './runtime/define.ts';
+import { actorClient, type ActorClient } from './runtime/client.ts';
 import type { ActorSystem } from './runtime/system.ts';
 
 /** The user actor owns one user's credit balance: every change is one of these commands, once per `op_id`. */
@@ -32,43 +39,63 @@ export type RefundResult = CreditApplied | { ok: false; nothing_to_reverse: true
 /** The answer to any credit command. */
 export type CreditResult = ChargeResult | RefundResult;
 
+// Messages arrive from any node as JSON: the runtime checks each against its schema before the handler runs.
+const MAX = Number.MAX_SAFE_INTEGER;
+const fields = {
+  op_id: Type.String({
+    minLength: 1,
+    maxLength: 200,
+    errorMessage: 'op_id must be a non-empty string of at most 200 characters',
+  }),
+  reason: Type.Optional(Type.String()),
+  job_id: Type.Optional(Type.String()),
+  project_id: Type.Optional(Type.String()),
+};
+const positiveAmount = Type.Integer({
+  minimum: 1,
+  maximum: MAX,
+  errorMessage: 'amount must be a positive integer',
+});
+
+/** `debit`, `charge_turn`: takes `amount` credits. */
+export const ChargeCommand = Type.Object({
+  op_id: fields.op_id,
+  amount: positiveAmount,
+  reason: fields.reason,
+  job_id: fields.job_id,
+  project_id: fields.project_id,
+});
+
+/** `refund`: gives back `amount`; with `reverses` (the debit's op_id), only once that debit is in the ledger. */
+export const RefundCommand = Type.Object({
+  ...ChargeCommand.properties,
+  reverses: Type.Optional(Type.String()),
+});
+
+/** `grant`: an operator's change; a negative amount takes credits away, never below 0. */
+export const GrantCommand = Type.Object({
+  ...ChargeCommand.properties,
+  amount: Type.Union(
+    [Type.Integer({ minimum: 1, maximum: MAX }), Type.Integer({ minimum: -MAX, maximum: -1 })],
+    { errorMessage: 'amount must be a non-zero integer' },
+  ),
+});
+
 interface CreditCommand {
-  type: string;
   op_id: string;
-  amount: number;
   reason?: string;
   job_id?: string;
-  project_id?: string;
-  /** Refunds: the op_id of the debit given back; nothing happens until that debit is in the ledger. */
   reverses?: string;
 }
 
-/** Every command's fields are checked here, because messages arrive from any node as JSON. */
-function validated(message: CreditCommand, allowNegative: boolean): CreditCommand {
-  if (typeof message.op_id !== 'string' || message.op_id.length === 0 || message.op_id.length > 200) {
-    throw new AppError('bad_request', 'op_id must be a non-empty string of at most 200 characters');
-  }
-  const { amount } = message;
-  if (!Number.isSafeInteger(amount) || amount === 0 || (!allowNegative && amount < 0)) {
-    throw new AppError(
-      'bad_request',
-      allowNegative ? 'amount must be a non-zero integer' : 'amount must be a positive integer',
-    );
-  }
-  for (const field of ['reason', 'job_id', 'project_id', 'reverses'] as const) {
-    if (message[field] !== undefined && typeof message[field] !== 'string') {
-      throw new AppError('bad_request', `${field} must be a string`);
-    }
-  }
-  return message;
-}
+type Settled = Exclude<CreditChangeResult, { kind: 'no_user' }>;
 
 async function change(
   context: HandlerContext<UserActorPorts>,
   command: CreditCommand,
   delta: number,
   defaultReason: string,
-): Promise<CreditResult> {
+): Promise<Settled> {
   const request: CreditChange = {
     userId: context.key,
     opId: command.op_id,
@@ -79,18 +106,10 @@ async function change(
   };
   const result = await context.ports.ledger.apply(request);
   if (result.kind === 'no_user') throw new AppError('not_found', 'User not found');
-  if (result.kind === 'nothing_to_reverse') {
-    context.logger.info({ reverses: command.reverses }, 'refund skipped: its debit is not in the ledger');
-    return { ok: false, nothing_to_reverse: true, credits_remaining: result.credits_remaining };
-  }
-  if (result.kind === 'insufficient') {
-    context.logger.debug({ delta }, 'credit change refused: balance too low');
-    return {
-      ok: false,
-      credits_required: result.credits_required,
-      credits_remaining: result.credits_remaining,
-    };
-  }
+  return result;
+}
+
+function applied(result: Extract<Settled, { kind: 'applied' }>): CreditApplied {
   const { entry } = result;
   return {
     ok: true,
@@ -100,42 +119,57 @@ async function change(
   };
 }
 
-export const userActor = defineActor<UserActorPorts>({
+/** A debit, grant or turn charge: refused (nothing changes) when the balance would go below 0. */
+async function charge(
+  context: HandlerContext<UserActorPorts>,
+  command: CreditCommand,
+  delta: number,
+  defaultReason: string,
+): Promise<ChargeResult> {
+  const result = await change(context, command, delta, defaultReason);
+  if (result.kind === 'applied') return applied(result);
+  if (result.kind === 'insufficient') {
+    context.logger.debug({ delta }, 'credit change refused: balance too low');
+    const { credits_required, credits_remaining } = result;
+    return { ok: false, credits_required, credits_remaining };
+  }
+  throw new Error(`credit ledger answered ${result.kind} to a change that reverses nothing`);
+}
+
+async function refund(
+  context: HandlerContext<UserActorPorts>,
+  command: CreditCommand & { amount: number },
+): Promise<RefundResult> {
+  const result = await change(context, command, command.amount, 'refund');
+  if (result.kind === 'applied') return applied(result);
+  if (result.kind === 'nothing_to_reverse') {
+    context.logger.info({ reverses: command.reverses }, 'refund skipped: its debit is not in the ledger');
+    return { ok: false, nothing_to_reverse: true, credits_remaining: result.credits_remaining };
+  }
+  throw new Error(`credit ledger answered ${result.kind} to a refund`);
+}
+
+export const userActor = defineActor<UserActorPorts>()({
   kind: USER_ACTOR,
+  commands: {
+    debit: ChargeCommand,
+    refund: RefundCommand,
+    grant: GrantCommand,
+    charge_turn: ChargeCommand,
+  },
   handlers: {
     /** Takes credits before a provider call; refused (nothing changes) when the balance is too low. */
-    debit: (context, message: CreditCommand) =>
-      change(context, validated(message, false), -message.amount, 'debit'),
+    debit: (context, message) => charge(context, message, -message.amount, 'debit'),
     /** Gives back credits of a failed, cancelled or abandoned job. */
-    refund: (context, message: CreditCommand) =>
-      change(context, validated(message, false), message.amount, 'refund'),
+    refund: (context, message) => refund(context, message),
     /** An operator's grant (CONTRACT §3); a negative amount takes credits away, never below 0. */
-    grant: (context, message: CreditCommand) =>
-      change(context, validated(message, true), message.amount, 'grant'),
+    grant: (context, message) => charge(context, message, message.amount, 'grant'),
     /** Charges one agent turn of the editor. */
-    charge_turn: (context, message: CreditCommand) =>
-      change(context, validated(message, false), -message.amount, 'agent_turn'),
+    charge_turn: (context, message) => charge(context, message, -message.amount, 'agent_turn'),
   },
 });
 
-/** The typed way services talk to the user actor. */
-export interface UserCredits {
-  debit(userId: string, command: Omit<CreditCommand, 'type' | 'reverses'>): Promise<ChargeResult>;
-  /** Gives back `amount`; with `reverses`, only once that debit is in the ledger. */
-  refund(userId: string, command: Omit<CreditCommand, 'type'>): Promise<RefundResult>;
-  grant(userId: string, command: Omit<CreditCommand, 'type' | 'reverses'>): Promise<ChargeResult>;
-  chargeTurn(userId: string, command: Omit<CreditCommand, 'type' | 'reverses'>): Promise<ChargeResult>;
-}
+/** The typed way services talk to the user actor: `debit`, `refund`, `grant`, `charge_turn` by user id. */
+export type UserCredits = ActorClient<typeof userActor>;
 
-export function userCredits(system: ActorSystem): UserCredits {
-  const send =
-    <Result>(type: string) =>
-    (userId: string, command: Omit<CreditCommand, 'type'>) =>
-      system.ask<Result>(USER_ACTOR, userId, { ...command, type });
-  return {
-    debit: send<ChargeResult>('debit'),
-    refund: send<RefundResult>('refund'),
-    grant: send<ChargeResult>('grant'),
-    chargeTurn: send<ChargeResult>('charge_turn'),
-  };
-}
+export const userCredits = (system: ActorSystem): UserCredits => actorClient(system, userActor);

@@ -151,3 +151,13 @@ export const AuditQueryParams = Type.Object({
 export type CreateUserInput = Static<typeof CreateUserBody>;
 export type CreditGrantInput = Static<typeof CreditGrantBody>;
 export type CreateKeyInput = Static<typeof CreateKeyBody>;
+
+/** Path parameters naming a user (an id that cannot be a user's is not found). */
+export const UserParams = Type.Object({
+  user_id: Type.String({ minLength: 1, maxLength: 100, errorMessage: 'User not found' }),
+});
+
+/** Path parameters naming an API key. */
+export const KeyParams = Type.Object({
+  key_id: Type.String({ minLength: 1, maxLength: 100, errorMessage: 'API key not found' }),
+});

@@ -8,10 +8,12 @@ import {
   VIDEO_DURATIONS_SECONDS,
   VIDEO_RESOLUTIONS,
 } from '../src/domain/models-catalog.ts';
+import type { FieldRule } from './validate.ts';
 
 // Request bodies of spec §4.2 / §4.3. Property order is the spec's table order, which is also the order the
 // checks run in (CONTRACT §6); every message is the spec's §7.4 text or CONTRACT §6's, word for word.
-// Whether a URL is https (or our own media, any scheme) needs the service's base URL: the service checks that.
+// Whether a URL is https (or our own media, any scheme) needs the service's base URL: the rules below take that
+// check as a function and run at their field's place in the order.
 
 const oneOf = <T extends string | number>(values: readonly T[], options: Record<string, unknown>) =>
   Type.Union(
@@ -61,6 +63,25 @@ export const VideoGenerateBody = Type.Object({
 });
 export type VideoGenerateRequest = Static<typeof VideoGenerateBody>;
 
+/** Is this an image URL the service accepts: https, or the service's own media (any scheme)? */
+export type ImageUrlAcceptance = (url: string) => boolean;
+
+/** The video body's rules beyond its schema, at their fields' places (CONTRACT §6). */
+export function videoGenerateRules(accepts: ImageUrlAcceptance): FieldRule<VideoGenerateRequest>[] {
+  return [
+    {
+      field: 'image_url',
+      check: (body) => body.image_url === undefined || accepts(body.image_url),
+      message: 'image_url must be a https URL',
+    },
+    {
+      field: 'fast',
+      check: (body) => !(body.fast && body.image_url !== undefined),
+      message: 'fast mode supports text-to-video only (no image_url)',
+    },
+  ];
+}
+
 /** `POST /api/v1/image/nano-banana/generate` body. */
 export const ImageGenerateBody = Type.Object({
   prompt: Prompt,
@@ -86,6 +107,17 @@ export const ImageGenerateBody = Type.Object({
   seed: Type.Optional(Seed),
 });
 export type ImageGenerateRequest = Static<typeof ImageGenerateBody>;
+
+/** The image body's rules beyond its schema, at their fields' places (CONTRACT §6). */
+export function imageGenerateRules(accepts: ImageUrlAcceptance): FieldRule<ImageGenerateRequest>[] {
+  return [
+    {
+      field: 'image_urls',
+      check: (body) => body.image_urls.every(accepts),
+      message: 'image_urls items must be https URLs',
+    },
+  ];
+}
 
 const jobStatuses = (options: Record<string, unknown> = {}) =>
   Type.Union(
@@ -157,5 +189,7 @@ export const JobListResponse = Type.Object({
   next_cursor: Type.Union([Type.String(), Type.Null()]),
 });
 
-/** Path parameters of the job routes. */
-export const JobParams = Type.Object({ job_id: Type.String() });
+/** Path parameters of the job routes (an id that cannot be a job's is not found). */
+export const JobParams = Type.Object({
+  job_id: Type.String({ minLength: 1, maxLength: 100, errorMessage: 'Job not found' }),
+});

@@ -6,6 +6,17 @@ import type { TLocalizedValidationError } from 'typebox/error';
 export type Checked<T> = { ok: true; value: T } | { ok: false; message: string; field: string };
 
 /**
+ * A check a schema cannot express (a URL rule that needs the service's base URL, a combination of fields),
+ * placed at `field` in the property order: it runs once every field up to and including `field` passed the
+ * schema, and only a failure of an earlier field answers before it.
+ */
+export interface FieldRule<T> {
+  field: string;
+  check(value: T): boolean;
+  message: string;
+}
+
+/**
  * Compiles a schema into a checker that answers one message per failure, for the first failing field in
  * the schema's property order. A property schema may carry `errorMessage`, used word for word (that is how
  * the spec's exact validation messages are attached to fields), or a message per failure kind (see
@@ -13,19 +24,32 @@ export type Checked<T> = { ok: true; value: T } | { ok: false; message: string; 
  */
 export function createChecker<S extends TSchema>(
   schema: S,
-  options: { label?: (field: string) => string } = {},
+  options: { label?: (field: string) => string; rules?: readonly FieldRule<Static<S>>[] } = {},
 ) {
   const validator = Compile(schema);
   const order = Object.keys((schema as { properties?: object }).properties ?? {});
   const label = options.label ?? ((field: string) => field);
+  const rules = [...(options.rules ?? [])].sort((a, b) => order.indexOf(a.field) - order.indexOf(b.field));
+  /** The first rule placed before `limit` (a field's rank) that fails. */
+  const failedRule = (value: Static<S>, limit: number) =>
+    rules.find((rule) => order.indexOf(rule.field) < limit && !rule.check(value));
   return {
     schema,
     check(input: unknown): Checked<Static<S>> {
       const value = validator.Default(structuredCloneIfObject(input));
-      if (validator.Check(value)) return { ok: true, value: value as Static<S> };
+      if (validator.Check(value)) {
+        const rule = failedRule(value as Static<S>, Infinity);
+        return rule
+          ? { ok: false, message: rule.message, field: rule.field }
+          : { ok: true, value: value as Static<S> };
+      }
       const failures = validator.Errors(value);
       const first = pickFirst(failures, order);
       const field = fieldOf(first);
+      // A rule runs only on fields the schema accepted, so it sees the types it was written for.
+      const rank = field === undefined ? -1 : order.indexOf(field);
+      const rule = failedRule(value as Static<S>, rank === -1 && field !== undefined ? order.length : rank);
+      if (rule) return { ok: false, message: rule.message, field: rule.field };
       const custom = field ? customMessage(propertySchema(schema, field)?.errorMessage, first!) : undefined;
       const message = custom ?? describe(first, field ? label(field) : 'value', schema, field);
       return { ok: false, message, field: field ?? '' };

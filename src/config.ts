@@ -1,4 +1,4 @@
-import { hostname, availableParallelism } from 'node:os';
+import { hostname } from 'node:os';
 import Type, { type Static, type TSchema } from 'typebox';
 import { createChecker } from '../schemas/validate.ts';
 import { DEFAULT_PROVIDER_ENDPOINTS, type ProviderEndpoints } from './domain/models-catalog.ts';
@@ -47,10 +47,6 @@ export const EnvSchema = Type.Object({
   FAL_ENDPOINT_IMAGE_EDIT: Type.String({ minLength: 1, default: DEFAULT_PROVIDER_ENDPOINTS.imageEdit }),
   PROVIDER_TIMEOUT_MS: Int({ minimum: 1, default: 600_000 }),
   PROVIDER_POLL_INTERVAL_MS: Int({ minimum: 1, default: 2000 }),
-  AGENT: OneOf(['builtin', 'llm'], 'builtin'),
-  LLM_BASE_URL: Text(),
-  LLM_API_KEY: Text(),
-  LLM_MODEL: Text(),
   WEBHOOK_RETRY_DELAYS_MS: Type.String({
     pattern: '^\\d+(,\\d+)*$',
     default: '30000,120000,600000',
@@ -59,9 +55,6 @@ export const EnvSchema = Type.Object({
   WEBHOOK_TIMEOUT_MS: Int({ minimum: 1, default: 10_000 }),
   WEBHOOK_ALLOW_PRIVATE: Bool(false),
   RATE_LIMIT_PER_MINUTE: Int({ minimum: 1, default: 60 }),
-  EXPORT_RATE_PER_MINUTE: Int({ minimum: 1, default: 5 }),
-  EXPORT_TIMEOUT_MS: Int({ minimum: 1, default: 600_000 }),
-  EXPORT_CONCURRENCY: Int({ minimum: 1, default: availableParallelism() }),
   SANDBOX_VIDEO_MS: Int({ default: 4000 }),
   SANDBOX_IMAGE_MS: Int({ default: 1500 }),
   LOG_LEVEL: OneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
@@ -77,10 +70,8 @@ export const EnvSchema = Type.Object({
   AUDIT_DIR: Type.String({ minLength: 1, default: './data/audit' }),
   JOB_RETENTION_DAYS: Int({ minimum: 1, default: 30 }),
   JOB_SWEEP_INTERVAL_MS: Int({ minimum: 100, default: 30_000 }),
+  SHUTDOWN_GRACE_MS: Int({ default: 30_000 }),
   SUBMIT_ABANDONED_MS: Int({ minimum: 1000, default: 300_000 }),
-  MEDIAFORGE_URL: Text(),
-  MEDIAFORGE_ADMIN_TOKEN: Text(),
-  MF_TEST_MONGO: Type.Optional(OneOf(['container'])),
 });
 
 export type Env = Static<typeof EnvSchema>;
@@ -106,15 +97,10 @@ export interface Config {
   providerEndpoints: ProviderEndpoints;
   providerTimeoutMs: number;
   providerPollIntervalMs: number;
-  agent: Env['AGENT'];
-  llm: { baseUrl: string | undefined; apiKey: string | undefined; model: string | undefined };
   webhookRetryDelaysMs: number[];
   webhookTimeoutMs: number;
   webhookAllowPrivate: boolean;
   rateLimitPerMinute: number;
-  exportRatePerMinute: number;
-  exportTimeoutMs: number;
-  exportConcurrency: number;
   sandboxVideoMs: number;
   sandboxImageMs: number;
   sandboxRenderConcurrency: number;
@@ -134,7 +120,48 @@ export interface Config {
   jobSweepIntervalMs: number;
   /** Age at which a job still `submitting` counts as left by a crash (longer than any provider submit). */
   submitAbandonedMs: number;
+  /** How long a stopping node lets in-flight requests finish (`SHUTDOWN_GRACE_MS`). */
+  shutdownGraceMs: number;
+  /** Fixed tuning (not environment variables): measured choices, kept here so every setting is in one place. */
+  tuning: Tuning;
 }
+
+/** The service's fixed tuning constants; each says why it has its value. */
+export interface Tuning {
+  /** Largest JSON request body (1 MiB): every JSON route fits in far less. */
+  maxBodyBytes: number;
+  /** One input image's download (job `image_url`/`image_urls`), DNS to the last byte. */
+  inboundFetchTimeoutMs: number;
+  /** How often the per-key and per-address rate-limit windows drop keys that went quiet. */
+  limiterSweepIntervalMs: number;
+  /** Cluster mode: a job poll unacknowledged this long (its node died) goes to another node. */
+  jobPollAckWaitMs: number;
+  /** Cluster mode: provider polls one node runs at once (each is mostly waiting on the provider). */
+  jobPollsPerNode: number;
+  /** Cluster mode: jobs processing at once, cluster-wide (delayed naks stay pending until redelivered). */
+  maxProcessingJobs: number;
+  /**
+   * Cluster mode: webhook attempts one node runs at once. Attempts mostly wait on the network, so this is high:
+   * 50 endpoints hanging until WEBHOOK_TIMEOUT_MS must not hold a healthy endpoint's delivery back.
+   */
+  webhookAttemptsPerNode: number;
+  /** Cluster mode: deliveries waiting for an attempt at once, cluster-wide. */
+  maxPendingWebhooks: number;
+  /** Cluster mode: a node that died mid-attempt hands it over after this (and at least twice the time-out). */
+  webhookMinAckWaitMs: number;
+}
+
+const TUNING: Readonly<Tuning> = {
+  maxBodyBytes: 1024 * 1024,
+  inboundFetchTimeoutMs: 15_000,
+  limiterSweepIntervalMs: 60_000,
+  jobPollAckWaitMs: 30_000,
+  jobPollsPerNode: 32,
+  maxProcessingJobs: 100_000,
+  webhookAttemptsPerNode: 512,
+  maxPendingWebhooks: 1_000_000,
+  webhookMinAckWaitMs: 30_000,
+};
 
 /** A configuration problem, reported to the operator as one line. */
 export class ConfigError extends Error {
@@ -180,6 +207,9 @@ function toConfig(env: Env): Config {
   if (env.MONGO_URL && !env.ADMIN_TOKEN) {
     throw new ConfigError('ADMIN_TOKEN is required when MONGO_URL is set');
   }
+  if (env.PROVIDER === 'fal' && !env.FAL_KEY) {
+    throw new ConfigError('PROVIDER=fal needs FAL_KEY (the fal API key)');
+  }
   if (env.MONGO_URL && !/^mongodb(\+srv)?:\/\//.test(env.MONGO_URL)) {
     throw new ConfigError('MONGO_URL must be a mongodb:// or mongodb+srv:// URL');
   }
@@ -212,15 +242,10 @@ function toConfig(env: Env): Config {
     },
     providerTimeoutMs: env.PROVIDER_TIMEOUT_MS,
     providerPollIntervalMs: env.PROVIDER_POLL_INTERVAL_MS,
-    agent: env.AGENT,
-    llm: { baseUrl: env.LLM_BASE_URL, apiKey: env.LLM_API_KEY, model: env.LLM_MODEL },
     webhookRetryDelaysMs: env.WEBHOOK_RETRY_DELAYS_MS.split(',').map(Number),
     webhookTimeoutMs: env.WEBHOOK_TIMEOUT_MS,
     webhookAllowPrivate: env.WEBHOOK_ALLOW_PRIVATE,
     rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
-    exportRatePerMinute: env.EXPORT_RATE_PER_MINUTE,
-    exportTimeoutMs: env.EXPORT_TIMEOUT_MS,
-    exportConcurrency: env.EXPORT_CONCURRENCY,
     sandboxVideoMs: env.SANDBOX_VIDEO_MS,
     sandboxImageMs: env.SANDBOX_IMAGE_MS,
     sandboxRenderConcurrency: env.SANDBOX_RENDER_CONCURRENCY,
@@ -237,6 +262,8 @@ function toConfig(env: Env): Config {
     jobRetentionDays: env.JOB_RETENTION_DAYS,
     jobSweepIntervalMs: env.JOB_SWEEP_INTERVAL_MS,
     submitAbandonedMs: env.SUBMIT_ABANDONED_MS,
+    shutdownGraceMs: env.SHUTDOWN_GRACE_MS,
+    tuning: { ...TUNING },
   };
 }
 

@@ -47,6 +47,23 @@ export function isPublicAddress(ip: string): boolean {
   return v6 !== undefined && isPublicV6(v6);
 }
 
+/**
+ * True when a URL's host, as WHATWG URL parsing gives it (`url.hostname`: IPv4 in dotted decimal whatever
+ * its spelling, IPv6 in brackets), names a non-public target without any DNS lookup: a literal address that
+ * {@link isPublicAddress} refuses (loopback, private, link-local, unspecified, IPv4-mapped...) or a
+ * `localhost` name (RFC 6761: `localhost`, `*.localhost`, with or without the final dot). Other names are
+ * judged where they are resolved, at connection time. Fail closed: a host that looks like a number but is
+ * not a canonical address (which WHATWG parsing never leaves behind) counts as non-public.
+ */
+export function isNonPublicHost(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/\.$/, '');
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  if (host.startsWith('[') || host.includes(':')) return !isPublicAddress(host.replace(/^\[(.*)\]$/, '$1'));
+  const last = host.slice(host.lastIndexOf('.') + 1);
+  if (/^(\d+|0x[0-9a-f]*)$/.test(last)) return !isPublicAddress(host);
+  return false;
+}
+
 function isPublicV4(value: number): boolean {
   return !BLOCKED_V4.some((range) => inCidr4(value, range));
 }

@@ -4,4 +4,5 @@ export { createPipeline, type PipelineDeps } from './pipeline.ts';
 export { HttpMetrics, UNMATCHED_ROUTE } from './http-metrics.ts';
 export { buildOpenApiDocument } from './openapi.ts';
 export { JsonText, RawText, reply, type RouteDefinition, type RequestContext, type Reply } from './route.ts';
-export { readBody, readQuery, parseJson } from './json-body.ts';
+export { parseJson } from './json-body.ts';
+export { compileRouteInput, type RouteInputChecker } from './route-input.ts';

@@ -12,11 +12,18 @@ import {
   type OutgoingResponse,
   type RequestHandler,
 } from './wire.ts';
-import { RawText, type HttpMethod, type Reply, type RequestContext, type RouteAuth } from './route.ts';
+import {
+  RawText,
+  type HttpMethod,
+  type Reply,
+  type RequestContext,
+  type RouteAuth,
+  type RouteDefinition,
+} from './route.ts';
 import { type KeyPrincipal } from '../domain/principal.ts';
 import type { RouteMatch, Router } from './router.ts';
 import { clientAddress } from './client-address.ts';
-import { parseJson } from './json-body.ts';
+import { compileRouteInput, type RouteInputChecker } from './route-input.ts';
 import { HttpMetrics } from './http-metrics.ts';
 
 /** What the pipeline needs: the routes and the cross-cutting services every request passes through. */
@@ -37,6 +44,8 @@ export interface PipelineDeps {
 /** The deps plus what the pipeline builds from them once. */
 interface PipelineState extends PipelineDeps {
   httpMetrics: HttpMetrics;
+  /** Each route's input checkers, compiled from its definition when the pipeline is built. */
+  inputs: Map<RouteDefinition, RouteInputChecker>;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -53,7 +62,8 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  * function names, so each one costs an `Object.defineProperty`).
  */
 export function createPipeline(pipelineDeps: PipelineDeps): RequestHandler {
-  const deps: PipelineState = { ...pipelineDeps, httpMetrics: new HttpMetrics(pipelineDeps.metrics) };
+  const inputs = new Map(pipelineDeps.router.routes.map((route) => [route, compileRouteInput(route)]));
+  const deps: PipelineState = { ...pipelineDeps, httpMetrics: new HttpMetrics(pipelineDeps.metrics), inputs };
   return function handleRequest(request: IncomingRequest): Promise<OutgoingResponse> {
     const exchange = new Exchange(deps, request);
     // Waits when the audit sink has fallen behind: nothing is dropped.
@@ -70,13 +80,14 @@ class Exchange implements RequestContext {
   readonly headers: Record<string, string>;
   readonly ip: string;
   readonly audited: boolean;
-  params: Record<string, string> = {};
   principal: KeyPrincipal | null = null;
+  params: unknown = undefined;
+  query: unknown = undefined;
+  body: unknown = undefined;
   private readonly started = performance.now();
   private limit: WindowDecision | undefined;
   private match: RouteMatch | undefined;
   private logger: Logger | undefined;
-  private parsedQuery: URLSearchParams | undefined;
 
   constructor(
     private readonly deps: PipelineState,
@@ -93,14 +104,6 @@ class Exchange implements RequestContext {
 
   get log(): Logger {
     return (this.logger ??= this.deps.log.child({ request_id: this.requestId }));
-  }
-
-  get query(): URLSearchParams {
-    return (this.parsedQuery ??= new URLSearchParams(this.request.rawQuery));
-  }
-
-  async json(): Promise<unknown> {
-    return parseJson(await this.request.body());
   }
 
   run(): Promise<OutgoingResponse> {
@@ -194,8 +197,16 @@ class Exchange implements RequestContext {
     if (match.kind === 'method_not_allowed') {
       throw new AppError('method_not_allowed', 'Method not allowed', {}, { allow: match.allowed.join(', ') });
     }
-    this.params = match.params;
-    return match.route.handle(this);
+    const { route } = match;
+    const input = this.deps.inputs.get(route) ?? compileRouteInput(route);
+    const { params, query } = input.paramsAndQuery(match.params, this.request.rawQuery);
+    this.params = params;
+    this.query = query;
+    if (!input.hasBody) return route.handle(this);
+    return this.request.body().then((raw) => {
+      this.body = input.body(raw);
+      return route.handle(this);
+    });
   }
 
   /** Records the audit entry and the request metrics, and shapes the answer. */

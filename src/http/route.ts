@@ -1,27 +1,33 @@
-import type { TSchema } from 'typebox';
+import type { Static, TSchema } from 'typebox';
 import type { Logger } from 'pino';
-import type { Scope } from '../domain/scopes.ts';
 import type { KeyPrincipal } from '../domain/principal.ts';
+import type { Scope } from '../domain/scopes.ts';
+import type { FieldRule } from '../../schemas/validate.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
 
 /** Who may call a route: an API key (optionally with a scope), the admin token, or anyone. */
 export type RouteAuth = { kind: 'key'; scope?: Scope } | { kind: 'admin' } | { kind: 'none' };
 
-/** Everything a handler may read about the request; copied out of uWebSockets.js before any await. */
-export interface RequestContext {
+/** The caller a handler sees: the key's owner on API-key routes, nobody on admin and open routes. */
+export type PrincipalOf<A extends RouteAuth> = A extends { kind: 'key' } ? KeyPrincipal : null;
+
+/**
+ * Everything a handler may read about the request, copied out of uWebSockets.js before any await. `params`,
+ * `query` and `body` have already been validated against the route's schemas (the pipeline does it).
+ */
+export interface RequestContext<A extends RouteAuth = RouteAuth, P = unknown, Q = unknown, B = unknown> {
   requestId: string;
   /** `HEAD` when a GET route answers a HEAD request (the front then sends the headers only). */
   method: HttpMethod | 'HEAD';
   path: string;
-  params: Record<string, string>;
-  query: URLSearchParams;
   headers: Record<string, string>;
   ip: string;
-  principal: KeyPrincipal | null;
   log: Logger;
-  /** The parsed JSON body (`undefined` when there is none); throws `Invalid JSON body` when it does not parse. */
-  json(): Promise<unknown>;
+  principal: PrincipalOf<A>;
+  params: P;
+  query: Q;
+  body: B;
 }
 
 /** What a handler answers. */
@@ -38,19 +44,41 @@ export interface ResponseSpec {
   schema?: TSchema;
 }
 
-/** A route: its place, who may call it, its schemas (the OpenAPI source) and its handler. */
-export interface RouteDefinition {
+/**
+ * A route: its place, who may call it, its schemas and its handler. The schemas are the one source of both
+ * the OpenAPI document and the validation the pipeline runs before the handler, so the two cannot drift:
+ * `params` failures answer 404 (an id that cannot exist is not found), `query` and `body` failures 400.
+ */
+export interface RouteDefinition<
+  A extends RouteAuth = RouteAuth,
+  P extends TSchema = TSchema,
+  Q extends TSchema = TSchema,
+  B extends TSchema = TSchema,
+> {
   method: HttpMethod;
   /** Path pattern with `:name` parameters, e.g. `/api/v1/jobs/:job_id`. */
   path: string;
-  auth: RouteAuth;
+  auth: A;
   summary: string;
   tags?: string[];
-  params?: TSchema;
-  query?: TSchema;
-  body?: TSchema;
+  params?: P;
+  query?: Q;
+  /** A JSON object body (CONTRACT §6 order: valid JSON → nesting → an object → fields in order). */
+  body?: B;
+  /** Body checks a schema cannot express (URL rules, field combinations), run at their field's place. */
+  bodyRules?: readonly FieldRule<Static<B>>[];
   responses: Record<number, ResponseSpec>;
-  handle(ctx: RequestContext): Promise<Reply>;
+  handle(ctx: RequestContext<A, Static<P>, Static<Q>, Static<B>>): Promise<Reply>;
+}
+
+/** Declares a route with its handler typed from its schemas and its auth kind. */
+export function defineRoute<
+  const A extends RouteAuth,
+  P extends TSchema = TSchema,
+  Q extends TSchema = TSchema,
+  B extends TSchema = TSchema,
+>(route: RouteDefinition<A, P, Q, B>): RouteDefinition {
+  return route;
 }
 
 /** A body already serialised, written as it is; its `content-type` comes from the reply's headers. */

@@ -13,6 +13,8 @@ import {
 /** A running HTTP front. */
 export interface HttpServer {
   port: number;
+  /** Hands every request from now on to `handle` (until then: 503 `Service starting`). */
+  serve(handle: RequestHandler): void;
   /** Stops accepting connections, waits (bounded) for in-flight requests, then closes every socket. */
   close(graceMs: number): Promise<void>;
   readonly inFlight: number;
@@ -21,15 +23,26 @@ export interface HttpServer {
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const decoder = new TextDecoder();
 
-/** Starts the uWebSockets.js front on host:port (port 0 picks a free one). */
+/** Answers every request while the service is still being wired (readiness: not yet). */
+const starting: RequestHandler = async () => ({
+  status: 503,
+  headers: { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1' },
+  body: '{"error":"Service starting"}',
+});
+
+/**
+ * Starts the uWebSockets.js front on host:port (port 0 picks a free one). Without `handle` it binds first and
+ * answers 503 until `serve(handle)`: the service learns its own URL (PORT=0) before it wires anything.
+ */
 export function startHttpServer(options: {
   host: string;
   port: number;
   maxBodyBytes: number;
-  handle: RequestHandler;
+  handle?: RequestHandler;
   log: Logger;
 }): Promise<HttpServer> {
-  const { handle, log, maxBodyBytes } = options;
+  const { log, maxBodyBytes } = options;
+  let handle = options.handle ?? starting;
   const app = uws.App();
   let inFlight = 0;
   let idle: (() => void) | undefined;
@@ -93,6 +106,9 @@ export function startHttpServer(options: {
       if (!token) return reject(new Error(`cannot listen on ${options.host}:${options.port}`));
       const port = uws.us_socket_local_port(token as unknown as uws.us_socket);
       resolve({
+        serve(next) {
+          handle = next;
+        },
         port,
         get inFlight() {
           return inFlight;

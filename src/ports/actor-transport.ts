@@ -22,6 +22,13 @@ export type ActorReply = { ok: true; value: unknown } | { ok: false; error: Wire
 /** Runs one message through its handler and turns the outcome into the caller's reply. */
 export type Dispatch = (kind: string, key: string, message: ActorMessage) => Promise<ActorReply>;
 
+/** One actor kind as a transport needs to know it. */
+export interface TransportKind {
+  kind: string;
+  /** JetStream: how long a delivered message may go unacknowledged before it is redelivered (node death). */
+  ackWaitMs: number;
+}
+
 /**
  * How messages reach actors (port). Both transports give the same guarantees: the messages of one key are
  * handled one at a time, in the order they were sent; different keys run concurrently; a message is handled
@@ -29,7 +36,7 @@ export type Dispatch = (kind: string, key: string, message: ActorMessage) => Pro
  */
 export interface ActorTransport {
   /** Starts handling messages of these actor kinds on this node with `dispatch`. */
-  start(kinds: readonly string[], dispatch: Dispatch): Promise<void>;
+  start(kinds: readonly TransportKind[], dispatch: Dispatch): Promise<void>;
   /** Sends a message and waits for the handler's reply, or rejects after `timeoutMs`. */
   ask(kind: string, key: string, message: ActorMessage, timeoutMs: number): Promise<ActorReply>;
   /** Sends a message; resolves once it is accepted (stored, for JetStream), not when it is handled. */

@@ -5,6 +5,7 @@ export * from './api-keys-repository.ts';
 export * from './audit-sink.ts';
 export * from './clock.ts';
 export * from './credit-ledger.ts';
+export * from './event-bus.ts';
 export * from './jobs-repository.ts';
 export * from './media-provider.ts';
 export * from './media-store.ts';

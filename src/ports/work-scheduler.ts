@@ -5,3 +5,6 @@ export type DelayedWork = (id: string) => Promise<'done' | number>;
 export interface WorkScheduler {
   schedule(id: string, delayMs: number): void;
 }
+
+/** What a job poller does next with a job after one poll. */
+export type PollVerdict = 'again' | 'done';

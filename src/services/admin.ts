@@ -3,6 +3,7 @@ import { AppError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import { generateApiKey } from '../domain/api-key.ts';
 import { normaliseScopes, type Scope } from '../domain/scopes.ts';
+import { isNonPublicHost } from '../domain/address-policy.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { AuditQuery, AuditSink } from '../ports/audit-sink.ts';
 import type { ApiKeyRecord, ApiKeysRepository } from '../ports/api-keys-repository.ts';
@@ -149,9 +150,9 @@ export function createAdminService(deps: {
     },
 
     /** Sets the key's webhook URL; the signing secret is generated on first enablement and shown only then. */
-    async setWebhook(keyId: string, url: string) {
+    async setWebhook(keyId: string, input: string) {
       const key = await requireKey(keyId);
-      assertWebhookUrl(url, deps.webhookAllowPrivate);
+      const url = assertWebhookUrl(input, deps.webhookAllowPrivate);
       if (key.webhook) {
         await keys.setWebhook(keyId, { url, secret: key.webhook.secret });
         return { url };
@@ -202,18 +203,27 @@ export function createAdminService(deps: {
 
 export type AdminService = ReturnType<typeof createAdminService>;
 
-/** CONTRACT §3: an absolute https URL (http only when private addresses are allowed, i.e. in tests). */
-export function assertWebhookUrl(raw: string, allowHttp: boolean): void {
+/**
+ * CONTRACT §3: an absolute https URL (http only when private targets are allowed, i.e. in tests) whose host
+ * is not a literal private or local address nor `localhost` unless private targets are allowed (names that
+ * resolve there are refused at delivery). Answers the URL as WHATWG parsing normalises it (`0x7f.0.0.1` →
+ * `127.0.0.1`, `https:\\host\\` → `https://host/`): what is checked is exactly what is stored and called.
+ */
+export function assertWebhookUrl(raw: string, allowPrivate: boolean): string {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
     throw new AppError('bad_request', 'url must be a https URL');
   }
-  const schemeOk = url.protocol === 'https:' || (allowHttp && url.protocol === 'http:');
+  const schemeOk = url.protocol === 'https:' || (allowPrivate && url.protocol === 'http:');
   if (!schemeOk || !url.hostname || url.username || url.password) {
     throw new AppError('bad_request', 'url must be a https URL');
   }
+  if (!allowPrivate && isNonPublicHost(url.hostname)) {
+    throw new AppError('bad_request', 'url must not point to a private or local address');
+  }
+  return url.href;
 }
 
 function encodeCursor(user: UserRecord): string {

@@ -28,9 +28,25 @@ export function ownMediaPrefix(publicBaseUrl: string): string {
   return `${publicBaseUrl}/media/`;
 }
 
-/** True when `url` may be given as an input image: https, or one of our own media URLs. */
+/**
+ * The media id an own media URL names (its path after the prefix, percent-decoded, without query or
+ * fragment); `undefined` for any other URL; `null` when the path cannot be decoded (`%E0%A4%A`): such a URL
+ * is not a URL we could have handed out, so it is refused like any other unusable URL.
+ */
+export function ownMediaId(url: string, publicBaseUrl: string): string | null | undefined {
+  const prefix = ownMediaPrefix(publicBaseUrl);
+  if (!url.startsWith(prefix)) return undefined;
+  try {
+    return decodeURIComponent(url.slice(prefix.length).split(/[?#]/)[0]!);
+  } catch {
+    return null;
+  }
+}
+
+/** True when `url` may be given as an input image: https, or one of our own media URLs that decodes. */
 export function isAcceptedImageUrl(url: string, publicBaseUrl: string): boolean {
-  if (url.startsWith(ownMediaPrefix(publicBaseUrl))) return true;
+  const own = ownMediaId(url, publicBaseUrl);
+  if (own !== undefined) return own !== null;
   try {
     const parsed = new URL(url);
     return parsed.protocol === 'https:' && parsed.hostname.length > 0;
@@ -49,10 +65,12 @@ type Loaded = { own: InputImage } | { data: Buffer; contentType: string };
  * field in messages.
  */
 export function createInboundImages(deps: InboundImagesDeps) {
-  async function load(url: string, field: string): Promise<Loaded> {
+  /** `urlMessage`: the field's URL message (CONTRACT §6), for a URL that is not usable at all. */
+  async function load(url: string, field: string, urlMessage: string): Promise<Loaded> {
     const prefix = ownMediaPrefix(deps.publicBaseUrl());
-    if (url.startsWith(prefix)) {
-      const mediaId = decodeURIComponent(url.slice(prefix.length).split(/[?#]/)[0]!);
+    const mediaId = ownMediaId(url, deps.publicBaseUrl());
+    if (mediaId === null) throw new AppError('bad_request', urlMessage);
+    if (mediaId !== undefined) {
       const stored = await deps.store.stat(mediaId).catch(() => null);
       if (!stored || !EXTENSIONS[stored.contentType]) {
         throw new AppError('bad_request', `${field} is not an image in this service's media`);
@@ -79,10 +97,12 @@ export function createInboundImages(deps: InboundImagesDeps) {
   }
 
   return {
-    resolve: async (url: string, field: string) => keep(await load(url, field)),
+    resolve: async (url: string, field: string) =>
+      keep(await load(url, field, `${field} must be a https URL`)),
     /** Resolves several URLs at once; `field` gets the index, e.g. `image_urls[2]`. */
     async resolveAll(urls: string[], field: string): Promise<InputImage[]> {
-      const loaded = await Promise.all(urls.map((url, index) => load(url, `${field}[${index}]`)));
+      const message = `${field} items must be https URLs`;
+      const loaded = await Promise.all(urls.map((url, index) => load(url, `${field}[${index}]`, message)));
       return Promise.all(loaded.map(keep));
     },
   };

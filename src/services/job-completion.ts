@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { UserCredits } from '../../actors/index.ts';
 import type { Clock } from '../ports/clock.ts';
+import type { PollVerdict } from '../ports/work-scheduler.ts';
 import { settleRefund } from './job-refunds.ts';
 import type { MediaProvider, ProviderOutput } from '../ports/media-provider.ts';
 import type { MediaStore } from '../ports/media-store.ts';
@@ -18,9 +19,6 @@ export interface JobCompletionDeps {
   /** Told once of each job a poll made `completed` or, through its confirmed refund, `failed` (webhooks hook in). */
   onFinished?(job: JobRecord): void;
 }
-
-/** What the poller does next with a job. */
-export type PollVerdict = 'again' | 'done';
 
 const EXTENSIONS: Readonly<Record<string, string>> = {
   'video/mp4': 'mp4',

@@ -20,6 +20,11 @@ import type { WorkScheduler } from '../ports/work-scheduler.ts';
 export interface JobsServiceDeps {
   jobs: JobsRepository;
   credits: Pick<UserCredits, 'debit' | 'refund'>;
+  /**
+   * The user's balance as stored now: read before anything costly (fetching input images) to refuse a user
+   * who cannot pay at once. Only a pre-check: the user actor's debit stays the authority on the balance.
+   */
+  balanceOf(userId: string): Promise<number>;
   provider: MediaProvider;
   inbound: InboundImages;
   store: MediaStore;
@@ -107,6 +112,10 @@ export function createJobsService(deps: JobsServiceDeps) {
     cost: number,
     buildGeneration: () => Promise<Generation>,
   ): Promise<SubmitAnswer> {
+    // A user who cannot pay is refused before the inputs are fetched (up to 20 MiB each), with the debit's
+    // own answer; a balance spent between this read and the debit is still refused by the debit below.
+    const balance = await deps.balanceOf(principal.userId);
+    if (balance < cost) throw insufficientCredits(cost, balance);
     const generation = await buildGeneration(); // input images fetched before anything is charged
     const job = newJobRecord({
       id: newId('job', 14),
@@ -135,10 +144,7 @@ export function createJobsService(deps: JobsServiceDeps) {
     });
     if (!debit.ok) {
       if (await jobs.removeIf(id, 'submitting')) await discardFetchedInputs(deps.store, generation);
-      throw new AppError('insufficient_credits', 'Insufficient credits', {
-        credits_required: debit.credits_required,
-        credits_remaining: debit.credits_remaining,
-      });
+      throw insufficientCredits(debit.credits_required, debit.credits_remaining);
     }
 
     let handle;
@@ -178,7 +184,7 @@ export function createJobsService(deps: JobsServiceDeps) {
 
   return {
     /** `POST /api/v1/video/vidmodel-2/generate` with a validated body. */
-    submitVideo(principal: KeyPrincipal, body: VideoGenerateRequest): Promise<SubmitAnswer> {
+    async submitVideo(principal: KeyPrincipal, body: VideoGenerateRequest): Promise<SubmitAnswer> {
       checkVideoUrls(body);
       const model = body.fast ? MODEL_IDS.videoFast : MODEL_IDS.video;
       const cost = videoCost({
@@ -200,7 +206,7 @@ export function createJobsService(deps: JobsServiceDeps) {
     },
 
     /** `POST /api/v1/image/nano-banana/generate` with a validated body. */
-    submitImage(principal: KeyPrincipal, body: ImageGenerateRequest): Promise<SubmitAnswer> {
+    async submitImage(principal: KeyPrincipal, body: ImageGenerateRequest): Promise<SubmitAnswer> {
       if (!body.image_urls.every((url) => isAcceptedImageUrl(url, deps.publicBaseUrl()))) {
         throw new AppError('bad_request', 'image_urls items must be https URLs');
       }
@@ -259,6 +265,14 @@ export function createJobsService(deps: JobsServiceDeps) {
 }
 
 export type JobsService = ReturnType<typeof createJobsService>;
+
+/** 402 as spec §4.2 has it: `{ error, credits_required, credits_remaining }`. */
+function insufficientCredits(required: number, remaining: number): AppError {
+  return new AppError('insufficient_credits', 'Insufficient credits', {
+    credits_required: required,
+    credits_remaining: remaining,
+  });
+}
 
 function encodeCursor(job: JobRecord): string {
   return Buffer.from(`${job.created_at.getTime()}:${job.id}`).toString('base64url');

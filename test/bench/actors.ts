@@ -88,8 +88,7 @@ async function runCase(name: string, nodes: number | 'direct' | 'in-process'): P
           await startTestActorSystem({
             transport: nodes === 'in-process' ? 'in-process' : 'jetstream',
             natsUrl: nats?.url,
-            actors: [userActor],
-            ports: { ledger: nodeLedger },
+            kinds: [{ actor: userActor, ports: { ledger: nodeLedger } }],
             partitions: PARTITIONS,
             ackWaitMs: 30_000,
           }),
@@ -144,8 +143,7 @@ async function simulatedCase(writeMs: number): Promise<string> {
   const node = await startTestActorSystem({
     transport: 'jetstream',
     natsUrl: nats.url,
-    actors: [userActor],
-    ports: { ledger },
+    kinds: [{ actor: userActor, ports: { ledger } }],
     partitions: PARTITIONS,
     ackWaitMs: 30_000,
   });

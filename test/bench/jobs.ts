@@ -23,6 +23,7 @@ import { createMongoUsers } from '../../src/adapters/mongo/users.ts';
 import { createMongoApiKeys } from '../../src/adapters/mongo/api-keys.ts';
 import { createMongoCreditLedger } from '../../src/adapters/mongo/credit-ledger.ts';
 import { createMongoJobs } from '../../src/adapters/mongo/jobs.ts';
+import { jobsOnServer } from '../../src/adapters/mongo/jongodb-serial.ts';
 import { sandboxBehaviour } from '../../src/adapters/providers/sandbox/markers.ts';
 import { systemClock } from '../../src/ports/clock.ts';
 import { generateApiKey } from '../../src/domain/api-key.ts';
@@ -126,7 +127,7 @@ async function directRun(mongo: TestMongo) {
       createMongoUsers(db),
       createMongoApiKeys(db),
       createMongoCreditLedger(db, systemClock),
-      createMongoJobs(db),
+      createMongoJobs(db).then((store) => jobsOnServer(connection, store)), // as the service wires it
     ]);
     const requests = db.collection('sandbox_requests');
     await requests.createIndexes([{ key: { created_at: 1 }, name: 'by_age' }]); // as the sandbox provider

@@ -17,7 +17,7 @@
 //   after the second keys.get and writes the attempt and the audit entry after the receiver has it, so the
 //   judged comparison (service p99 − direct p99, as the issue asks) leaves the service the time of two writes
 //   it makes after the send; the stricter figure against direct t0 → the second keys.get is printed with it.
-// - single-node: startWebhookRuntime as src/app.ts calls it (Mongo deliveries, keys, jobs, a real audit log
+// - single-node: the webhooks feature as src/app.ts wires it (Mongo deliveries, keys, jobs, a real audit log
 //   over the Mongo audit sink, guardedPost with private targets allowed, in-process scheduler, the periodic
 //   sweep), in this process.
 // - cluster: the same, but attempts timed by the JetStream work queue `MF_WEBHOOKS` on a fresh nats-server.
@@ -38,6 +38,7 @@ import { connectMongo, type MongoConnection } from '../../src/adapters/mongo/con
 import { createMongoApiKeys } from '../../src/adapters/mongo/api-keys.ts';
 import { createMongoJobs } from '../../src/adapters/mongo/jobs.ts';
 import { createMongoWebhookDeliveries } from '../../src/adapters/mongo/webhook-deliveries.ts';
+import { jobsOnServer, webhookDeliveriesOnServer } from '../../src/adapters/mongo/jongodb-serial.ts';
 import { createMongoAuditSink, AUDIT_COLLECTION } from '../../src/adapters/mongo/audit-sink.ts';
 import { connectNats } from '../../src/adapters/nats/connect.ts';
 import { guardedPost } from '../../src/adapters/net/index.ts';
@@ -54,7 +55,8 @@ import type {
   WebhookDeliveriesRepository,
   WebhookDelivery,
 } from '../../src/ports/webhook-deliveries-repository.ts';
-import { startWebhookRuntime } from '../../src/webhook-runtime.ts';
+import { webhooksFeature } from '../../src/features/webhooks.ts';
+import { loadConfig } from '../../src/config.ts';
 import { deliveryBody, deliveryIdOf, WEBHOOK_USER_AGENT } from '../../src/services/webhooks.ts';
 import { type WebhookPost } from '../../src/ports/webhook-post.ts';
 import { startMongo, type TestMongo } from '../helpers/mongo.ts';
@@ -264,8 +266,8 @@ async function setUp(mongo: TestMongo, dbName: string, urls: string[]): Promise<
   const db = connection.db;
   const [keys, jobs, deliveries] = await Promise.all([
     createMongoApiKeys(db),
-    createMongoJobs(db),
-    createMongoWebhookDeliveries(db),
+    createMongoJobs(db).then((store) => jobsOnServer(connection, store)), // as the service wires them
+    createMongoWebhookDeliveries(db).then((store) => webhookDeliveriesOnServer(connection, store)),
   ]);
   const keyIds: string[] = [];
   const secrets: string[] = [];
@@ -530,32 +532,28 @@ async function serviceRun(
     const audit = createAuditLog({ sink: createMongoAuditSink(connection.db), logger: log });
     closers.push(() => audit.close());
     const timed = timeMarks(deliveries);
-    const { webhooks, close: closeWebhooks } = await startWebhookRuntime({
-      deliveries: timed.deliveries,
-      keys,
-      jobs,
-      audit,
-      post: timed.post,
-      clock: systemClock,
-      logger: log.child({ component: 'webhooks' }),
-      retryDelaysMs: RETRY_DELAYS_MS,
-      timeoutMs: WEBHOOK_TIMEOUT_MS,
-      allowPrivate: true, // loopback receivers (WEBHOOK_ALLOW_PRIVATE=true)
-      retentionDays: RETENTION_DAYS,
-      ...(nats ? { nats: nats.connection } : {}),
-      natsReplicas: 1,
-    });
-    closers.push(closeWebhooks);
-    const onFinished = (job: JobRecord) => {
-      webhooks.jobFinished(job).catch((error: unknown) => {
-        log.warn({ err: error, job_id: job.id }, 'webhook not queued yet; the sweeper will queue it');
-      });
-    };
-    await webhooks.resume();
-    const sweep = setInterval(() => {
-      webhooks.sweep().catch((error: unknown) => log.error({ err: error }, 'webhook sweep failed'));
-    }, SWEEP_INTERVAL_MS).unref();
-    closers.push(async () => clearInterval(sweep));
+    const webhooks = await webhooksFeature(
+      {
+        webhookRetryDelaysMs: RETRY_DELAYS_MS,
+        webhookTimeoutMs: WEBHOOK_TIMEOUT_MS,
+        webhookAllowPrivate: true, // loopback receivers (WEBHOOK_ALLOW_PRIVATE=true)
+        jobRetentionDays: RETENTION_DAYS,
+        jobSweepIntervalMs: SWEEP_INTERVAL_MS,
+        natsReplicas: 1,
+        tuning: loadConfig({}).tuning,
+      },
+      {
+        log,
+        clock: systemClock,
+        audit,
+        nats,
+        repositories: { deliveries: timed.deliveries, keys, jobs },
+      },
+      timed.post,
+    );
+    await webhooks.start();
+    closers.push(() => webhooks.stop());
+    const onFinished = (job: JobRecord) => webhooks.jobFinished(job);
 
     const dispatch: number[] = [];
     const deliverOne = async (i: number) => {

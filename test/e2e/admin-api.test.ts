@@ -200,6 +200,31 @@ describe('admin API (CONTRACT §3)', () => {
       assertError(await rawAdmin('POST', '/users', '{"email": '), 400, 'Invalid JSON body');
     });
 
+    it('answers 400 for a body nested deeper than 64 levels, after Invalid JSON body, creating nothing', async () => {
+      const email = freshEmail('deep');
+      for (const depth of [65, 2000, 10_000]) {
+        for (const nested of ['['.repeat(depth) + ']'.repeat(depth), '{"a":'.repeat(depth) + '1' + '}'.repeat(depth)]) {
+          assertError(await rawAdmin('POST', '/users', nested), 400, 'Request body is nested too deeply');
+          const inField = `{"email":"${email}","credits":${nested.slice(0, -1)}}}`.replace(/}}}$/, '}}');
+          assertError(
+            await rawAdmin('POST', '/users', `{"email":"${email}","x":${nested}}`),
+            400,
+            'Request body is nested too deeply',
+          );
+          assert.ok(inField.length > 0);
+        }
+      }
+      assertError(await rawAdmin('POST', '/users', '['.repeat(3000)), 400, 'Invalid JSON body');
+      // 64 levels is within the limit: the body is judged as usual.
+      assertError(
+        await rawAdmin('POST', '/users', `{"email":"${email}","x":${'['.repeat(63)}${']'.repeat(63)}}`),
+        400,
+        'credits must be an integer from 0 to 1000000000',
+      );
+      const listed = await admin.call<{ users: PublicUser[] }>('GET', '/users?limit=1000');
+      assert.ok(!listed.body.users.some((user) => user.email === email), 'nothing was created');
+    });
+
     it('answers 400 for a JSON body that is not an object', async () => {
       assertError(
         await rawAdmin('POST', '/users', '["a@example.com"]'),

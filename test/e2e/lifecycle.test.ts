@@ -3,15 +3,12 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startMongo, type TestMongo } from '../helpers/mongo.ts';
-import { startService, call, serviceEnv, TEST_ADMIN_TOKEN } from '../helpers/service.ts';
+import { startService, call, serveArgs, serviceEnv, TEST_ADMIN_TOKEN } from '../helpers/service.ts';
 import { watchProcess } from '../helpers/processes.ts';
-import { fileURLToPath } from 'node:url';
-
-const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 
 /** Runs `mediaforge serve` with a configuration expected to be refused; resolves with its exit and output. */
 async function refusedStart(env: Record<string, string>) {
-  const proc = watchProcess(process.execPath, ['--import', 'tsx', MAIN, 'serve'], serviceEnv(env));
+  const proc = watchProcess(process.execPath, serveArgs(), serviceEnv(env));
   const exit = await proc.exited;
   return { code: exit.code, output: proc.lines.join('\n') };
 }

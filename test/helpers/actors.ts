@@ -5,11 +5,12 @@ import { createJetStreamTransport } from '../../src/adapters/nats/actor-transpor
 import {
   createActorSystem,
   createInProcessTransport,
-  type ActorDefinition,
+  type ActorKind,
   type ActorSystem,
-  type RetryPolicy,
+  type AnyActorDefinition,
 } from '../../actors/index.ts';
 import { type ActorTransport } from '../../src/ports/actor-transport.ts';
+import type { EventBus } from '../../src/ports/event-bus.ts';
 
 /** The two transports every actor contract test runs on. */
 export type TransportName = 'in-process' | 'jetstream';
@@ -20,16 +21,26 @@ export interface TestActorSystem {
   close(): Promise<void>;
 }
 
-/** An actor system for tests, on either transport (JetStream with its own connection to `natsUrl`). */
-export async function startTestActorSystem<Ports>(options: {
+interface TestActorSystemOptions {
   transport: TransportName;
   natsUrl?: string;
-  actors: ActorDefinition<Ports>[];
-  ports: Ports;
   partitions?: number;
+  /** Every kind's `ackWaitMs`, unless its entry sets one. */
   ackWaitMs?: number;
-  retry?: RetryPolicy;
-}): Promise<TestActorSystem> {
+  events?: EventBus;
+}
+
+/**
+ * An actor system for tests, on either transport (JetStream with its own connection to `natsUrl`). Kinds as
+ * `createActorSystem` takes them; `actors` + `ports` (one ports object for every kind) is the older form.
+ */
+export async function startTestActorSystem<const Kinds extends readonly unknown[]>(
+  options: TestActorSystemOptions &
+    (
+      | { kinds: { [I in keyof Kinds]: ActorKind<Kinds[I]> } }
+      | { actors: readonly AnyActorDefinition[]; ports: unknown }
+    ),
+): Promise<TestActorSystem> {
   const logger = pino({ level: process.env.MF_TEST_LOG ?? 'silent' });
   let connection: NatsConnection | undefined;
   let transport: ActorTransport;
@@ -43,19 +54,25 @@ export async function startTestActorSystem<Ports>(options: {
       connection,
       partitions: options.partitions ?? 16,
       replicas: 1,
-      ackWaitMs: options.ackWaitMs ?? 5000,
       logger,
     });
   } else {
     transport = createInProcessTransport();
   }
+  const given: readonly ActorKind[] =
+    'kinds' in options
+      ? (options.kinds as readonly ActorKind[])
+      : options.actors.map((actor) => ({ actor, ports: options.ports }));
+  const { ackWaitMs } = options;
+  const kinds = given.map((kind) =>
+    ackWaitMs === undefined ? kind : { ...kind, settings: { ackWaitMs, ...kind.settings } },
+  );
   const system = await createActorSystem({
     transport,
-    actors: options.actors,
-    ports: options.ports,
+    kinds,
     logger,
     clock: systemClock,
-    ...(options.retry ? { retry: options.retry } : {}),
+    ...(options.events ? { events: options.events } : {}),
   });
   return {
     system,

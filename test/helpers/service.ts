@@ -1,11 +1,20 @@
 import { fileURLToPath } from 'node:url';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { watchProcess, stopProcess, type WatchedProcess } from './processes.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
+
+/** The compiled entry point (`npm start`): tests run what users run, so `npm test` builds first. */
+export const SERVICE_MAIN = join(ROOT, 'dist/src/cli/main.js');
+
+/** Node arguments that run `mediaforge serve` from dist/, as `npm start` does. */
+export function serveArgs(): string[] {
+  if (!existsSync(SERVICE_MAIN)) throw new Error(`${SERVICE_MAIN} is missing: run npm run build`);
+  return ['--enable-source-maps', SERVICE_MAIN, 'serve'];
+}
 
 /** The whole service running as a child process, as users run it. */
 export interface RunningService {
@@ -35,11 +44,7 @@ export function serviceEnv(env: Record<string, string | undefined> = {}): NodeJS
 /** Spawns the service (`mediaforge serve`) and waits until it prints its URL. */
 export async function startService(env: Record<string, string | undefined> = {}): Promise<RunningService> {
   const fullEnv = serviceEnv(env);
-  const proc = watchProcess(
-    process.execPath,
-    ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'serve'],
-    fullEnv,
-  );
+  const proc = watchProcess(process.execPath, serveArgs(), fullEnv);
   const match = await proc.waitForLine(/listening on (http:\/\/\S+)/, 60_000);
   const generated = proc.lines.map((l) => /admin token:\s+(\S+)/.exec(l)?.[1]).find(Boolean);
   return {

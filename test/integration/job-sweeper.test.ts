@@ -15,6 +15,8 @@ import { newMediaId } from '../../src/domain/media-id.ts';
 import { createMongoCreditLedger } from '../../src/adapters/mongo/credit-ledger.ts';
 import { createMongoUsers } from '../../src/adapters/mongo/users.ts';
 import { createMongoJobs } from '../../src/adapters/mongo/jobs.ts';
+import { detectMongoServer } from '../../src/adapters/mongo/connect.ts';
+import { jobsOnServer } from '../../src/adapters/mongo/jongodb-serial.ts';
 import { createFsMediaStore } from '../../src/adapters/storage/index.ts';
 import { createJobSweeper } from '../../src/services/job-sweeper.ts';
 import { toJobView } from '../../src/services/job-view.ts';
@@ -51,7 +53,7 @@ describe('job sweeper (fake clock)', () => {
   before(async () => {
     db = mongo.client.db('sweeper');
     ledger = await createMongoCreditLedger(db, clock);
-    jobs = await createMongoJobs(db);
+    jobs = jobsOnServer({ server: await detectMongoServer(db) }, await createMongoJobs(db)); // as the service wires it
     mediaDir = await mkdtemp(join(tmpdir(), 'mf-sweeper-'));
     store = await createFsMediaStore({ dir: mediaDir });
     actors = await startTestActorSystem({ transport: 'in-process', actors: [userActor], ports: { ledger } });

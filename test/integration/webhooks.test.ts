@@ -14,6 +14,8 @@ import { createManualClock } from '../../src/ports/clock.ts';
 import { createMongoApiKeys } from '../../src/adapters/mongo/api-keys.ts';
 import { createMongoJobs } from '../../src/adapters/mongo/jobs.ts';
 import { createMongoWebhookDeliveries } from '../../src/adapters/mongo/webhook-deliveries.ts';
+import { detectMongoServer } from '../../src/adapters/mongo/connect.ts';
+import { jobsOnServer, webhookDeliveriesOnServer } from '../../src/adapters/mongo/jongodb-serial.ts';
 import { createGuardedFetch } from '../../src/adapters/net/index.ts';
 import { createWebhooks, deliveryIdOf } from '../../src/services/webhooks.ts';
 import { type WebhookPost } from '../../src/ports/webhook-post.ts';
@@ -64,8 +66,9 @@ describe('webhook service (manual clock, real repositories and receivers)', () =
   before(async () => {
     db = mongo.client.db('webhooks');
     keys = await createMongoApiKeys(db);
-    jobs = await createMongoJobs(db);
-    deliveries = await createMongoWebhookDeliveries(db);
+    const server = await detectMongoServer(db); // built as the service wires them
+    jobs = jobsOnServer({ server }, await createMongoJobs(db));
+    deliveries = webhookDeliveriesOnServer({ server }, await createMongoWebhookDeliveries(db));
     receiver = http.createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync, existsSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -16,6 +16,58 @@ function sourceFiles(dir: string): string[] {
     if (statSync(path).isDirectory()) return sourceFiles(path);
     return /\.(ts|js|mjs)$/.test(entry) ? [path] : [];
   });
+}
+
+/**
+ * The layers and which layers each may import (DESIGN.md §1, §5.1): data flows one way, edge → service →
+ * actor/port → adapter, and only the wiring (features, app) sees everything. A layer may always import itself.
+ */
+const LAYERS: Record<string, readonly string[]> = {
+  domain: [],
+  ports: ['domain'],
+  schemas: ['domain'],
+  logger: ['domain'],
+  config: ['domain', 'schemas'],
+  observability: ['domain', 'ports'],
+  actors: ['domain', 'ports', 'schemas'],
+  workers: ['domain', 'ports', 'schemas'],
+  services: ['domain', 'ports', 'schemas', 'actors'],
+  adapters: ['domain', 'ports', 'schemas', 'actors'],
+  http: ['domain', 'ports', 'schemas', 'services', 'observability'],
+  features: [
+    'domain',
+    'ports',
+    'schemas',
+    'actors',
+    'services',
+    'adapters',
+    'http',
+    'observability',
+    'config',
+    'logger',
+  ],
+  app: [
+    'domain',
+    'ports',
+    'schemas',
+    'actors',
+    'services',
+    'adapters',
+    'http',
+    'observability',
+    'config',
+    'logger',
+    'features',
+  ],
+  cli: ['domain', 'config', 'app', 'logger'],
+  index: ['app', 'config', 'features', 'logger'],
+};
+
+/** The layer of a source file: its folder under src/ (or the file itself for src/*.ts), else its top folder. */
+export function layerOf(file: string): string {
+  const parts = relative(ROOT, file).split(/[\\/]/);
+  if (parts[0] === 'src') return parts.length === 2 ? parts[1]!.replace(/\.ts$/, '') : parts[1]!;
+  return parts[0]!;
 }
 
 /** Every module specifier a file imports, statically or dynamically. */
@@ -49,6 +101,43 @@ describe('architecture', () => {
     assert.deepEqual(importsOf(`const m = await import('@nats-io/jetstream');`), ['@nats-io/jetstream']);
     assert.deepEqual(importsOf(`import 'uWebSockets.js';`), ['uWebSockets.js']);
     assert.deepEqual(importsOf(`export { x } from "piscina";`), ['piscina']);
+  });
+
+  it('keeps every import inside the layer matrix', () => {
+    const offenders: string[] = [];
+    const places = ['src', 'actors', 'schemas', 'workers'].flatMap((top) => sourceFiles(join(ROOT, top)));
+    for (const file of places) {
+      const from = layerOf(file);
+      const allowed = LAYERS[from];
+      if (!allowed) {
+        offenders.push(`${relative(ROOT, file)} is in no layer (${from})`);
+        continue;
+      }
+      for (const specifier of importsOf(readFileSync(file, 'utf8'))) {
+        if (!specifier.startsWith('.')) continue;
+        const to = layerOf(resolve(dirname(file), specifier));
+        if (to !== from && !allowed.includes(to))
+          offenders.push(`${relative(ROOT, file)} (${from}) imports ${specifier} (${to})`);
+      }
+    }
+    assert.deepEqual(offenders, []);
+  });
+
+  it('places files in layers by folder', () => {
+    assert.equal(layerOf(join(ROOT, 'src/services/jobs.ts')), 'services');
+    assert.equal(layerOf(join(ROOT, 'src/adapters/mongo/jobs.ts')), 'adapters');
+    assert.equal(layerOf(join(ROOT, 'src/config.ts')), 'config');
+    assert.equal(layerOf(join(ROOT, 'actors/runtime/system.ts')), 'actors');
+    assert.equal(layerOf(join(ROOT, 'schemas/jobs.ts')), 'schemas');
+  });
+
+  it('loads the native uWebSockets.js binding only in the HTTP front', () => {
+    const offenders = ['src', 'actors', 'schemas', 'workers']
+      .flatMap((top) => sourceFiles(join(ROOT, top)))
+      .filter((file) => !file.endsWith(join('src', 'http', 'server.ts')) && !file.endsWith('index.ts'))
+      .filter((file) => importsOf(readFileSync(file, 'utf8')).includes('uWebSockets.js'))
+      .map((file) => relative(ROOT, file));
+    assert.deepEqual(offenders, []);
   });
 
   it('reads process.env only in src/config.ts', () => {

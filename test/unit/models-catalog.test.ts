@@ -5,12 +5,12 @@ import { ModelsResponseSchema, type Model } from '../../schemas/index.ts';
 import {
   DEFAULT_PROVIDER_ENDPOINTS,
   MODEL_NAMES,
-  buildModelsCatalog,
   imageCost,
   videoCost,
   videoCreditsPerSecond,
   type ProviderEndpoints,
 } from '../../src/domain/models-catalog.ts';
+import { buildModelsCatalog } from '../../src/services/models-catalog.ts';
 
 const catalog = buildModelsCatalog({ provider: 'sandbox', endpoints: DEFAULT_PROVIDER_ENDPOINTS });
 

@@ -1,5 +1,4 @@
 import type { Db, Filter } from 'mongodb';
-import { createKeyedSerial } from '../../domain/keyed-serial.ts';
 import type { JobRecord, JobsRepository, JobStatus } from '../../ports/jobs-repository.ts';
 
 type JobDoc = Omit<JobRecord, 'id'> & { _id: string };
@@ -14,16 +13,12 @@ const STORED_AS: Partial<Record<JobStatus, JobStatus[]>> = { processing: ['proce
 
 /**
  * Jobs in the `jobs` collection. Each state change is one conditional single-document update on the state it
- * leaves, so a cancel racing a completion or a time-out has exactly one winner.
- *
- * MongoDB applies such an update atomically; jongodb (tests, embedded mode) does not across connections: two
- * racing updates on the same state both matched in 21 of 500 tries. So the state changes of one job are also
- * queued one at a time within this process, which makes a single process exact on either server; nodes of a
- * cluster rely on MongoDB's document atomicity.
+ * leaves, so a cancel racing a completion or a time-out has exactly one winner: MongoDB applies such an update
+ * atomically. jongodb does not across connections; the wiring wraps this repository for it
+ * (`serialisedOnJongodb`, jongodb-serial.ts).
  */
 export async function createMongoJobs(db: Db): Promise<JobsRepository> {
   const jobs = db.collection<JobDoc>('jobs');
-  const moves = createKeyedSerial();
   await jobs.createIndexes([
     { key: { user_id: 1, created_at: -1, _id: -1 }, name: 'by_user_newest' },
     { key: { status: 1, updated_at: 1 }, name: 'by_status_age' },
@@ -55,52 +50,63 @@ export async function createMongoJobs(db: Db): Promise<JobsRepository> {
       const docs = await jobs.find(filter).sort({ created_at: -1, _id: -1 }).limit(limit).toArray();
       return docs.map(toRecord);
     },
-    markProcessing: (id, handle, now) =>
-      moves.run(id, async () => {
-        const updated = await jobs.updateOne(
-          { _id: id, status: 'submitting' },
-          { $set: { status: 'processing', provider: handle, updated_at: now } },
-        );
-        return updated.modifiedCount === 1;
-      }),
-    finish: (id, from, outcome, now) =>
-      moves.run(id, async () => {
-        const refund = outcome.refund ?? 0;
-        const doc = await jobs.findOneAndUpdate(
-          { _id: id, status: { $in: from } },
+    async markProcessing(id, handle, now) {
+      const updated = await jobs.updateOne(
+        { _id: id, status: 'submitting' },
+        { $set: { status: 'processing', provider: handle, updated_at: now } },
+      );
+      return updated.modifiedCount === 1;
+    },
+    async finish(id, from, outcome, now) {
+      const refund = outcome.refund ?? 0;
+      const doc = await jobs.findOneAndUpdate(
+        { _id: id, status: { $in: from } },
+        {
+          $set: {
+            status: outcome.status,
+            result: outcome.result ?? null,
+            media_ids: outcome.media_ids ?? [],
+            error: outcome.error ?? null,
+            refunded_credits: refund,
+            refund_due: refund > 0,
+            notify_due: outcome.status !== 'failing',
+            completed_at: now,
+            updated_at: now,
+          },
+        },
+        { returnDocument: 'after' },
+      );
+      return doc ? toRecord(doc) : null;
+    },
+    /**
+     * One write, conditional on the exact state it leaves (status and `refund_due` as just read): a `failing`
+     * job becomes `failed` and is returned; any other job owing a refund only has `refund_due` cleared. The
+     * write misses only if another move came between the read and it; then the job is read again (a job
+     * moves forward a few times at most, so this ends). With nothing owed, it writes nothing.
+     *
+     * Not a single update with an update pipeline (`$cond` on the status): jongodb refuses pipelines in
+     * `findAndModify` ("update must be a document") and any expression in `update` pipelines ("update
+     * pipeline expressions are not supported").
+     */
+    async refundConfirmed(id) {
+      for (;;) {
+        const seen = await jobs.findOne({ _id: id });
+        if (!seen || (seen.status !== 'failing' && !seen.refund_due)) return null;
+        const failing = seen.status === 'failing';
+        const moved = await jobs.findOneAndUpdate(
+          { _id: id, status: seen.status, refund_due: seen.refund_due },
           {
-            $set: {
-              status: outcome.status,
-              result: outcome.result ?? null,
-              media_ids: outcome.media_ids ?? [],
-              error: outcome.error ?? null,
-              refunded_credits: refund,
-              refund_due: refund > 0,
-              notify_due: outcome.status !== 'failing',
-              completed_at: now,
-              updated_at: now,
-            },
+            $set: failing ? { status: 'failed', refund_due: false, notify_due: true } : { refund_due: false },
           },
           { returnDocument: 'after' },
         );
-        return doc ? toRecord(doc) : null;
-      }),
-    refundConfirmed: (id) =>
-      moves.run(id, async () => {
-        const failed = await jobs.findOneAndUpdate(
-          { _id: id, status: 'failing' },
-          { $set: { status: 'failed', refund_due: false, notify_due: true } },
-          { returnDocument: 'after' },
-        );
-        if (failed) return toRecord(failed);
-        await jobs.updateOne({ _id: id }, { $set: { refund_due: false } });
-        return null;
-      }),
-    removeIf: (id, status) =>
-      moves.run(id, async () => {
-        const removed = await jobs.deleteOne({ _id: id, status });
-        return removed.deletedCount === 1;
-      }),
+        if (moved) return failing ? toRecord(moved) : null;
+      }
+    },
+    async removeIf(id, status) {
+      const removed = await jobs.deleteOne({ _id: id, status });
+      return removed.deletedCount === 1;
+    },
     async inStatus(status, before, limit) {
       const docs = await jobs
         .find({ status, updated_at: { $lt: before } })

@@ -1,5 +1,4 @@
 import { MongoServerError, type Db } from 'mongodb';
-import { createKeyedSerial } from '../../domain/keyed-serial.ts';
 import type {
   WebhookDeliveriesRepository,
   WebhookDelivery,
@@ -16,9 +15,9 @@ const DUPLICATE_KEY = 11000;
 /**
  * Deliveries in `webhook_deliveries`: the queue of single-node mode and the record of every mode (the admin
  * deliveries route). An attempt is recorded by a conditional update on the attempt count it saw, so two
- * runs of the same attempt (a redelivery after a node died) record it once. The moves of one delivery are
- * also ordered within this process, because jongodb does not make conditional updates atomic across
- * connections (see jobs.ts).
+ * runs of the same attempt (a redelivery after a node died) record it once: MongoDB applies such an update
+ * atomically. jongodb does not across connections; the wiring wraps this repository for it
+ * (`serialisedOnJongodb`, jongodb-serial.ts).
  */
 export async function createMongoWebhookDeliveries(db: Db): Promise<WebhookDeliveriesRepository> {
   const deliveries = db.collection<DeliveryDoc>('webhook_deliveries');
@@ -27,7 +26,6 @@ export async function createMongoWebhookDeliveries(db: Db): Promise<WebhookDeliv
     { key: { state: 1, next_attempt_at: 1 }, name: 'by_state_due' },
     { key: { created_at: 1 }, name: 'by_age' },
   ]);
-  const moves = createKeyedSerial();
 
   return {
     async insert(delivery) {
@@ -44,22 +42,21 @@ export async function createMongoWebhookDeliveries(db: Db): Promise<WebhookDeliv
       const doc = await deliveries.findOne({ _id: id });
       return doc ? toDelivery(doc) : null;
     },
-    recordAttempt: (delivery, attempt, state, nextAttemptAt) =>
-      moves.run(delivery.id, async () => {
-        const updated = await deliveries.updateOne(
-          { _id: delivery.id, state: 'pending', attempt_count: delivery.attempts.length },
-          {
-            $set: {
-              state,
-              attempts: [...delivery.attempts, attempt],
-              attempt_count: delivery.attempts.length + 1,
-              next_attempt_at: nextAttemptAt,
-              updated_at: attempt.at,
-            },
+    async recordAttempt(delivery, attempt, state, nextAttemptAt) {
+      const updated = await deliveries.updateOne(
+        { _id: delivery.id, state: 'pending', attempt_count: delivery.attempts.length },
+        {
+          $set: {
+            state,
+            attempts: [...delivery.attempts, attempt],
+            attempt_count: delivery.attempts.length + 1,
+            next_attempt_at: nextAttemptAt,
+            updated_at: attempt.at,
           },
-        );
-        return updated.modifiedCount === 1;
-      }),
+        },
+      );
+      return updated.modifiedCount === 1;
+    },
     async dropPending(keyId, now) {
       const dropped = await deliveries.updateMany(
         { key_id: keyId, state: 'pending' },

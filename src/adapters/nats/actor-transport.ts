@@ -8,6 +8,7 @@ import {
   type ActorReply,
   type ActorTransport,
   type Dispatch,
+  type TransportKind,
 } from '../../ports/actor-transport.ts';
 import { ensureDurableConsumer, ensureWorkQueueStream } from './streams.ts';
 
@@ -15,6 +16,7 @@ export const ACTOR_STREAM = 'MF_ACTORS';
 /** The header naming the core-NATS subject the handler's reply goes to (absent for `tell`). */
 export const REPLY_HEADER = 'Mf-Reply';
 const PULL_EXPIRES_MS = 5000;
+const DEFAULT_START_CONCURRENCY = 32;
 
 /** `mf.actor.<kind>.<partition>`: every message of one key lands on one subject, so on one consumer. */
 export const actorSubject = (kind: string, partition: number) => `mf.actor.${kind}.${partition}`;
@@ -26,11 +28,11 @@ export interface JetStreamTransportOptions {
   partitions: number;
   /** `NATS_REPLICAS` of the stream. */
   replicas: number;
-  /** How long a delivered message may go unacknowledged before JetStream redelivers it (a node died). */
-  ackWaitMs: number;
   logger: Logger;
   /** A message delivered more often than this is answered with an error and dropped (a poison pill). */
   maxDeliveries?: number;
+  /** How many partitions' consumers are created and started at once (JetStream API requests in flight). */
+  startConcurrency?: number;
 }
 
 interface Envelope {
@@ -40,7 +42,7 @@ interface Envelope {
 
 /**
  * Actors over JetStream (DESIGN.md §2): stream `MF_ACTORS`, one durable pull consumer per kind and partition
- * with `max_ack_pending: 1`, so each partition is handled strictly in order by exactly one node at a time,
+ * with `max_ack_pending: 1` and the kind's `ack_wait` (its `ackWaitMs` setting), so each partition is handled strictly in order by exactly one node at a time,
  * whichever nodes are running. Replies travel on core NATS to the subject in the `Mf-Reply` header.
  *
  * Acknowledgement comes before the reply: a caller that got an answer knows the message will not be handled
@@ -51,6 +53,7 @@ interface Envelope {
 export function createJetStreamTransport(options: JetStreamTransportOptions): ActorTransport {
   const { connection, partitions, logger } = options;
   const maxDeliveries = options.maxDeliveries ?? 10;
+  const startConcurrency = options.startConcurrency ?? DEFAULT_START_CONCURRENCY;
   const js = jetstream(connection);
   const inbox = createInbox();
   const pending = new Map<string, { resolve(reply: ActorReply): void }>();
@@ -90,7 +93,7 @@ export function createJetStreamTransport(options: JetStreamTransportOptions): Ac
     }
   }
 
-  async function handle(kind: string, msg: JsMsg, dispatch: Dispatch) {
+  async function handle({ kind, ackWaitMs }: TransportKind, msg: JsMsg, dispatch: Dispatch) {
     const replyTo = msg.headers?.get(REPLY_HEADER) || undefined;
     const answer = (reply: ActorReply) => {
       if (replyTo) connection.publish(replyTo, encode(reply));
@@ -122,7 +125,7 @@ export function createJetStreamTransport(options: JetStreamTransportOptions): Ac
       );
     }
     // Tell JetStream the handler is alive, so a long handler is not taken for a dead node.
-    const heartbeat = setInterval(() => msg.working(), Math.max(100, options.ackWaitMs / 3));
+    const heartbeat = setInterval(() => msg.working(), Math.max(100, ackWaitMs / 3));
     let reply: ActorReply;
     try {
       reply = await dispatch(kind, envelope.key, envelope.message);
@@ -143,8 +146,9 @@ export function createJetStreamTransport(options: JetStreamTransportOptions): Ac
     answer(reply);
   }
 
-  async function consume(kind: string, partition: number, dispatch: Dispatch) {
-    const consumer = await js.consumers.get(ACTOR_STREAM, consumerName(kind, partition));
+  /** Pulls one partition's messages, one at a time, for as long as the transport runs. */
+  async function consume(kind: TransportKind, partition: number, dispatch: Dispatch) {
+    const consumer = await js.consumers.get(ACTOR_STREAM, consumerName(kind.kind, partition));
     // Short pull expiry: nats-server 2.9 keeps a dead node's waiting pulls until they expire and may hand a
     // redelivered message to one of them, costing another ack_wait.
     const messages = await consumer.consume({ max_messages: 1, expires: PULL_EXPIRES_MS });
@@ -155,7 +159,7 @@ export function createJetStreamTransport(options: JetStreamTransportOptions): Ac
           try {
             await handle(kind, msg, dispatch);
           } catch (error) {
-            logger.error({ err: error, actor: kind, partition }, 'actor message handling failed');
+            logger.error({ err: error, actor: kind.kind, partition }, 'actor message handling failed');
           }
         }
       })(),
@@ -175,21 +179,19 @@ export function createJetStreamTransport(options: JetStreamTransportOptions): Ac
         },
         logger,
       );
-      await Promise.all(
-        kinds.flatMap((kind) =>
-          Array.from({ length: partitions }, (_, partition) =>
-            ensureDurableConsumer(jsm, ACTOR_STREAM, {
-              name: consumerName(kind, partition),
-              filterSubject: actorSubject(kind, partition),
-              maxAckPending: 1, // strict order per partition across every node
-              ackWaitMs: options.ackWaitMs,
-            }),
-          ),
-        ),
+      // Every kind × partition at once (bounded): each is a few JetStream API round trips of its own.
+      const tasks = kinds.flatMap((kind) =>
+        Array.from({ length: partitions }, (_, partition) => async () => {
+          await ensureDurableConsumer(jsm, ACTOR_STREAM, {
+            name: consumerName(kind.kind, partition),
+            filterSubject: actorSubject(kind.kind, partition),
+            maxAckPending: 1, // strict order per partition across every node
+            ackWaitMs: kind.ackWaitMs,
+          });
+          await consume(kind, partition, dispatch);
+        }),
       );
-      for (const kind of kinds) {
-        for (let partition = 0; partition < partitions; partition++) await consume(kind, partition, dispatch);
-      }
+      await inParallel(tasks, startConcurrency);
     },
     ask(kind, key, message, timeoutMs) {
       listenForReplies();
@@ -220,4 +222,22 @@ export function createJetStreamTransport(options: JetStreamTransportOptions): Ac
       replies?.unsubscribe();
     },
   };
+}
+
+/** Runs the tasks with at most `limit` at a time; rejects with the first failure once the running ones end. */
+async function inParallel(tasks: (() => Promise<void>)[], limit: number): Promise<void> {
+  let next = 0;
+  let failure: { error: unknown } | undefined;
+  const worker = async () => {
+    while (!failure && next < tasks.length) {
+      const task = tasks[next++]!;
+      try {
+        await task();
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, tasks.length)) }, worker));
+  if (failure) throw failure.error;
 }

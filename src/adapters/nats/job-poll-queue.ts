@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { WorkScheduler } from '../../ports/work-scheduler.ts';
-import type { PollVerdict } from '../../services/job-completion.ts';
+import type { PollVerdict } from '../../ports/work-scheduler.ts';
 import { createJetStreamWorkQueue } from './work-queue.ts';
 
 export const JOBS_STREAM = 'MF_JOBS';

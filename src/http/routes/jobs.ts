@@ -1,4 +1,3 @@
-import { createChecker } from '../../../schemas/validate.ts';
 import {
   CancelResponse,
   ImageGenerateBody,
@@ -9,15 +8,13 @@ import {
   JobSchema,
   SubmitResponse,
   VideoGenerateBody,
+  imageGenerateRules,
+  videoGenerateRules,
+  type ImageUrlAcceptance,
 } from '../../../schemas/jobs.ts';
 import { ErrorSchema } from '../../../schemas/common.ts';
 import type { JobsService } from '../../services/jobs.ts';
-import { readBody, readQuery } from '../json-body.ts';
-import { reply, type ResponseSpec, type RouteDefinition } from '../route.ts';
-
-const videoBody = createChecker(VideoGenerateBody);
-const imageBody = createChecker(ImageGenerateBody);
-const listQuery = createChecker(JobListQuery);
+import { defineRoute, reply, type ResponseSpec, type RouteDefinition } from '../route.ts';
 
 const common: Record<number, ResponseSpec> = {
   401: { description: 'Missing or invalid API key', schema: ErrorSchema },
@@ -31,32 +28,32 @@ const submitErrors = (scope: string): Record<number, ResponseSpec> => ({
   ...common,
 });
 
-/** The generation and job routes of spec §4.2–4.5 and CONTRACT §4. */
-export function jobRoutes(service: JobsService): RouteDefinition[] {
+/** The generation and job routes of spec §4.2–4.5 and CONTRACT §4; `acceptsImageUrl` knows our own media. */
+export function jobRoutes(service: JobsService, acceptsImageUrl: ImageUrlAcceptance): RouteDefinition[] {
   return [
-    {
+    defineRoute({
       method: 'POST',
       path: '/api/v1/video/vidmodel-2/generate',
       auth: { kind: 'key', scope: 'video:write' },
       tags: ['generation'],
       summary: 'Submit a video generation (text-to-video, image-to-video, or the fast variant)',
       body: VideoGenerateBody,
+      bodyRules: videoGenerateRules(acceptsImageUrl),
       responses: { 202: { description: 'Accepted', schema: SubmitResponse }, ...submitErrors('video:write') },
-      handle: async (ctx) =>
-        reply(202, await service.submitVideo(ctx.principal!, await readBody(ctx, videoBody))),
-    },
-    {
+      handle: async (ctx) => reply(202, await service.submitVideo(ctx.principal, ctx.body)),
+    }),
+    defineRoute({
       method: 'POST',
       path: '/api/v1/image/nano-banana/generate',
       auth: { kind: 'key', scope: 'image:write' },
       tags: ['generation'],
       summary: 'Submit an image generation (or an edit of 1 to 9 reference images)',
       body: ImageGenerateBody,
+      bodyRules: imageGenerateRules(acceptsImageUrl),
       responses: { 202: { description: 'Accepted', schema: SubmitResponse }, ...submitErrors('image:write') },
-      handle: async (ctx) =>
-        reply(202, await service.submitImage(ctx.principal!, await readBody(ctx, imageBody))),
-    },
-    {
+      handle: async (ctx) => reply(202, await service.submitImage(ctx.principal, ctx.body)),
+    }),
+    defineRoute({
       method: 'GET',
       path: '/api/v1/jobs',
       auth: { kind: 'key' },
@@ -68,9 +65,9 @@ export function jobRoutes(service: JobsService): RouteDefinition[] {
         400: { description: 'Invalid query', schema: ErrorSchema },
         ...common,
       },
-      handle: async (ctx) => reply(200, await service.list(ctx.principal!.userId, readQuery(ctx, listQuery))),
-    },
-    {
+      handle: async (ctx) => reply(200, await service.list(ctx.principal.userId, ctx.query)),
+    }),
+    defineRoute({
       method: 'GET',
       path: '/api/v1/jobs/:job_id',
       auth: { kind: 'key' },
@@ -82,9 +79,9 @@ export function jobRoutes(service: JobsService): RouteDefinition[] {
         404: { description: 'Unknown job, or another user’s', schema: ErrorSchema },
         ...common,
       },
-      handle: async (ctx) => reply(200, await service.get(ctx.principal!.userId, ctx.params.job_id!)),
-    },
-    {
+      handle: async (ctx) => reply(200, await service.get(ctx.principal.userId, ctx.params.job_id)),
+    }),
+    defineRoute({
       method: 'DELETE',
       path: '/api/v1/jobs/:job_id',
       auth: { kind: 'key' },
@@ -97,7 +94,7 @@ export function jobRoutes(service: JobsService): RouteDefinition[] {
         409: { description: 'Already completed, failed or cancelled', schema: ErrorSchema },
         ...common,
       },
-      handle: async (ctx) => reply(200, await service.cancel(ctx.principal!.userId, ctx.params.job_id!)),
-    },
+      handle: async (ctx) => reply(200, await service.cancel(ctx.principal.userId, ctx.params.job_id)),
+    }),
   ];
 }

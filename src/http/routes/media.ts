@@ -1,10 +1,10 @@
 import { Readable } from 'node:stream';
 import { ErrorSchema } from '../../../schemas/common.ts';
 import { AppError } from '../../domain/errors.ts';
-import { isMediaId } from '../../domain/media-id.ts';
 import type { ByteRange, MediaStore, StoredMedia } from '../../ports/media-store.ts';
 import { StreamedBody } from '../wire.ts';
-import { RawText, reply, type RouteDefinition } from '../route.ts';
+import { MediaParams } from '../../../schemas/media.ts';
+import { RawText, defineRoute, reply, type RouteDefinition } from '../route.ts';
 
 /** What a `Range` header asks of a file of a given size. */
 export type RangeRequest =
@@ -61,9 +61,10 @@ function mediaHeaders(media: StoredMedia): Record<string, string> {
  * file. Anything that is not a media id is a 404 before the store is asked (no path reaches a disk).
  */
 export function mediaRoute(store: MediaStore): RouteDefinition {
-  return {
+  return defineRoute({
     method: 'GET',
     path: '/media/:file',
+    params: MediaParams,
     auth: { kind: 'none' },
     tags: ['media'],
     summary: 'Download stored media (supports Range requests)',
@@ -75,8 +76,8 @@ export function mediaRoute(store: MediaStore): RouteDefinition {
       416: { description: 'Range not satisfiable', schema: ErrorSchema },
     },
     handle: async (ctx) => {
-      const id = ctx.params.file!;
-      const media = isMediaId(id) ? await store.stat(id) : null;
+      const id = ctx.params.file;
+      const media = await store.stat(id);
       if (!media) throw new AppError('not_found', 'Media not found');
       const headers = mediaHeaders(media);
       if (noneMatch(ctx.headers['if-none-match'], media.etag)) return reply(304, new RawText(''), headers);
@@ -97,5 +98,5 @@ export function mediaRoute(store: MediaStore): RouteDefinition {
       const body = new StreamedBody(skip ? Readable.from([]) : await store.open(id, range), length);
       return reply(range ? 206 : 200, body, headers);
     },
-  };
+  });
 }

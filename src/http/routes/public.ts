@@ -4,7 +4,7 @@ import { ErrorSchema } from '../../../schemas/common.ts';
 import { AppError } from '../../domain/errors.ts';
 import type { Model } from '../../../schemas/models.ts';
 import type { UsersRepository } from '../../ports/users-repository.ts';
-import { JsonText, reply, type RouteDefinition } from '../route.ts';
+import { JsonText, defineRoute, reply, type RouteDefinition } from '../route.ts';
 
 const unauthorised = { 401: { description: 'Missing or invalid API key', schema: ErrorSchema } };
 const rateLimited = { 429: { description: 'Rate limit exceeded', schema: ErrorSchema } };
@@ -30,7 +30,7 @@ export function modelsRoute(models: readonly Model[]): RouteDefinition {
 
 /** `GET /api/v1/account` — the key's user and live balance. */
 export function accountRoute(users: UsersRepository): RouteDefinition {
-  return {
+  return defineRoute({
     method: 'GET',
     path: '/api/v1/account',
     auth: { kind: 'key' },
@@ -38,11 +38,11 @@ export function accountRoute(users: UsersRepository): RouteDefinition {
     summary: "The key's user and credit balance",
     responses: { 200: { description: 'Account', schema: AccountResponse }, ...unauthorised, ...rateLimited },
     handle: async (ctx) => {
-      const user = await users.get(ctx.principal!.userId);
+      const user = await users.get(ctx.principal.userId);
       if (!user) throw new AppError('not_found', 'User not found');
       return reply(200, { user_id: user.id, credits: user.credits });
     },
-  };
+  });
 }
 
 /** `GET /healthz` — no auth; 503 when a dependency is down. */

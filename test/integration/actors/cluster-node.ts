@@ -25,8 +25,7 @@ const ledger = await createMongoCreditLedger(client.db(db), systemClock);
 const node = await startTestActorSystem({
   transport: 'jetstream',
   natsUrl,
-  actors: [userActor],
-  ports: { ledger },
+  kinds: [{ actor: userActor, ports: { ledger } }],
   partitions: 16,
   ackWaitMs,
 });

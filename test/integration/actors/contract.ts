@@ -3,13 +3,25 @@
 // actor's credit commands against a real MongoDB-wire server.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import Type from 'typebox';
 import { AppError } from '../../../src/domain/errors.ts';
 import { systemClock } from '../../../src/ports/clock.ts';
 import { createMongoCreditLedger } from '../../../src/adapters/mongo/credit-ledger.ts';
 import { createMongoUsers } from '../../../src/adapters/mongo/users.ts';
 import type { CreditLedger } from '../../../src/ports/credit-ledger.ts';
 import type { UsersRepository } from '../../../src/ports/users-repository.ts';
-import { defineActor, partitionOf, userActor, userCredits, type ActorSystem } from '../../../actors/index.ts';
+import {
+  actorClient,
+  actorTopic,
+  createInProcessEventBus,
+  defineActor,
+  partitionOf,
+  userActor,
+  userCredits,
+  type ActorSettings,
+  type ActorSystem,
+  type HandlerContext,
+} from '../../../actors/index.ts';
 import { useMongoClient } from '../../helpers/mongo.ts';
 import { startTestActorSystem, type TestActorSystem, type TransportName } from '../../helpers/actors.ts';
 
@@ -18,15 +30,38 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Hooks a probe actor's handlers call, so each test decides what the handler does. */
 interface ProbePorts {
-  run(key: string, message: Record<string, unknown>): Promise<unknown>;
+  run(key: string, message: Record<string, unknown>, context: HandlerContext<unknown>): Promise<unknown>;
 }
 
 let kindCounter = 0;
-/** A probe actor of a fresh kind (streams and consumers outlive a test: a new kind never sees old messages). */
-const probeActor = () =>
-  defineActor<ProbePorts>({
-    kind: `probe_${++kindCounter}_${process.pid}`,
-    handlers: { run: (context, message) => context.ports.run(context.key, message) },
+/** A fresh kind name (streams and consumers outlive a test: a new kind never sees old messages). */
+export const freshKind = (name = 'probe') => `${name}_${++kindCounter}_${process.pid}`;
+
+/** A probe actor of a fresh kind: one command, `run`, whose message may hold anything. */
+const probeActor = (settings?: Partial<ActorSettings>) =>
+  defineActor<ProbePorts>()({
+    kind: freshKind(),
+    commands: { run: Type.Record(Type.String(), Type.Unknown()) },
+    handlers: { run: (context, message) => context.ports.run(context.key, message, context) },
+    ...(settings ? { settings } : {}),
+  });
+
+/** A kind with a typed command: `set` takes a non-negative integer `n` and an optional `label`. */
+const counterActor = (calls: string[]) =>
+  defineActor<null>()({
+    kind: freshKind('counter'),
+    commands: {
+      set: Type.Object({
+        n: Type.Integer({ minimum: 0 }),
+        label: Type.Optional(Type.String({ maxLength: 10, default: 'none' })), // the handler gets the default
+      }),
+    },
+    handlers: {
+      set: async (context, message) => {
+        calls.push(`${context.key}:${message.n}`);
+        return { doubled: message.n * 2, label: message.label, at: new Date(0) };
+      },
+    },
   });
 
 /** Two keys that land on different partitions (so JetStream can run them at the same time). */
@@ -44,10 +79,14 @@ export function actorContract(transport: TransportName, natsUrl: () => string | 
     const started = await startTestActorSystem({
       transport,
       natsUrl: natsUrl(),
-      actors: [actor],
-      ports: { run },
+      kinds: [
+        {
+          actor,
+          ports: { run },
+          settings: { retry: { attempts: extra.retryAttempts ?? 3, baseDelayMs: 5 } },
+        },
+      ],
       partitions: PARTITIONS,
-      retry: { attempts: extra.retryAttempts ?? 3, baseDelayMs: 5 },
     });
     return { ...started, kind: actor.kind };
   }
@@ -204,6 +243,178 @@ export function actorContract(transport: TransportName, natsUrl: () => string | 
       assert.equal(await system.ask(kind, 'k', { type: 'run', n: 5 }), 6);
       assert.deepEqual(seen, [0, 1, 2, 3, 4, 5]);
     });
+
+    it('checks each message against its command schema: a bad one is answered 400 naming the field, unrun', async () => {
+      const calls: string[] = [];
+      const actor = counterActor(calls);
+      const { system } = track(
+        await startTestActorSystem({
+          transport,
+          natsUrl: natsUrl(),
+          kinds: [{ actor, ports: null }],
+          partitions: PARTITIONS,
+        }),
+      );
+      const counter = actorClient(system, actor);
+      // Typed from the definition: the message is the schema's type, the answer the handler's (in JSON).
+      const answer: { doubled: number; label: string | undefined; at: string } = await counter.set('k', {
+        n: 21,
+      });
+      assert.deepEqual(
+        answer,
+        { doubled: 42, label: 'none', at: '1970-01-01T00:00:00.000Z' },
+        'default applied',
+      );
+      assert.deepEqual(await counter.set('k', { n: 0, label: 'zero' }), {
+        doubled: 0,
+        label: 'zero',
+        at: '1970-01-01T00:00:00.000Z',
+      });
+      for (const [message, expected] of [
+        [{ type: 'set' }, 'n is required'],
+        [{ type: 'set', n: 'seven' }, 'n must be an integer'],
+        [{ type: 'set', n: 1.5 }, 'n must be an integer'],
+        [{ type: 'set', n: -1 }, 'n must be an integer at least 0'],
+        [{ type: 'set', n: 1, label: 7 }, 'label must be a string'],
+        [{ type: 'set', n: 1, label: 'much too long' }, 'label must be at most 10 characters'],
+      ] as const) {
+        await assert.rejects(system.ask(actor.kind, 'k', message), (error: unknown) => {
+          assert.ok(error instanceof AppError);
+          assert.equal(error.code, 'bad_request');
+          assert.equal(error.message, expected, JSON.stringify(message));
+          return true;
+        });
+      }
+      assert.deepEqual(calls, ['k:21', 'k:0'], 'no handler ran for a bad message');
+    });
+
+    it("runs each kind with its own settings: a definition's, overridden per kind at system creation", async () => {
+      const slowRun: ProbePorts['run'] = async () => {
+        await sleep(300);
+        return 'late but done';
+      };
+      const fast = probeActor({ askTimeoutMs: 50 });
+      const overridden = probeActor({ askTimeoutMs: 50 });
+      let flaky = 0;
+      const twoTries = probeActor({ retry: { attempts: 2, baseDelayMs: 1 } });
+      const { system } = track(
+        await startTestActorSystem({
+          transport,
+          natsUrl: natsUrl(),
+          kinds: [
+            { actor: fast, ports: { run: slowRun } },
+            { actor: overridden, ports: { run: slowRun }, settings: { askTimeoutMs: 5000 } },
+            {
+              actor: twoTries,
+              ports: {
+                run: async () => {
+                  flaky++;
+                  throw Object.assign(new Error('reset'), { code: 'ECONNRESET' });
+                },
+              },
+            },
+          ],
+          partitions: PARTITIONS,
+        }),
+      );
+      assert.equal(system.settingsOf(fast.kind).askTimeoutMs, 50);
+      assert.equal(system.settingsOf(overridden.kind).askTimeoutMs, 5000);
+      assert.deepEqual(system.settingsOf(twoTries.kind).retry, { attempts: 2, baseDelayMs: 1 });
+      assert.equal(system.settingsOf(twoTries.kind).askTimeoutMs, 10_000, 'defaults fill the rest');
+      await assert.rejects(system.ask(fast.kind, 'k', { type: 'run' }), { code: 'unavailable' });
+      assert.equal(await system.ask(overridden.kind, 'k', { type: 'run' }), 'late but done');
+      assert.equal(
+        await system.ask(fast.kind, 'k', { type: 'run' }, { timeoutMs: 5000 }),
+        'late but done',
+        "a caller's time-out wins over the kind's",
+      );
+      await assert.rejects(system.ask(twoTries.kind, 'k', { type: 'run' }), { code: 'unavailable' });
+      assert.equal(flaky, 2, "the kind's own retry attempts");
+    });
+
+    it('publishes the events a handler emits once it succeeded, in order; a failed run publishes none', async () => {
+      const bus = createInProcessEventBus();
+      const actor = probeActor({ retry: { attempts: 3, baseDelayMs: 1 } });
+      const attempts = new Map<string, number>();
+      const { system } = track(
+        await startTestActorSystem({
+          transport,
+          natsUrl: natsUrl(),
+          events: bus,
+          kinds: [
+            {
+              actor,
+              ports: {
+                async run(key, message, context) {
+                  const attempt = (attempts.get(key) ?? 0) + 1;
+                  attempts.set(key, attempt);
+                  context.emit({ seq: 1, attempt, at: new Date(0) });
+                  context.emit({ seq: 2, attempt });
+                  if ((message.fail === 'transient' && attempt < 3) || message.fail === 'always') {
+                    throw Object.assign(new Error('reset'), { code: 'ECONNRESET' });
+                  }
+                  if (message.fail === 'permanent') throw new AppError('conflict', 'No');
+                  if (message.fail === 'bug') throw new TypeError('oops');
+                  return attempt;
+                },
+              },
+            },
+          ],
+          partitions: PARTITIONS,
+        }),
+      );
+      const heard = new Map<string, unknown[]>();
+      const listen = (key: string) => {
+        heard.set(key, []);
+        return bus.subscribe(actorTopic(actor.kind, key), (event) => heard.get(key)!.push(event));
+      };
+      const stopOk = listen('ok');
+      listen('retried');
+      listen('refused');
+      listen('bug');
+      listen('gone');
+
+      assert.equal(await system.ask(actor.kind, 'ok', { type: 'run' }), 1);
+      assert.equal(await system.ask(actor.kind, 'retried', { type: 'run', fail: 'transient' }), 3);
+      await assert.rejects(system.ask(actor.kind, 'refused', { type: 'run', fail: 'permanent' }), {
+        code: 'conflict',
+      });
+      await assert.rejects(system.ask(actor.kind, 'bug', { type: 'run', fail: 'bug' }), { code: 'internal' });
+      await assert.rejects(system.ask(actor.kind, 'gone', { type: 'run', fail: 'always' }), {
+        code: 'unavailable',
+      });
+      await sleep(20); // nothing late either
+      assert.deepEqual(heard.get('ok'), [
+        { seq: 1, attempt: 1, at: '1970-01-01T00:00:00.000Z' },
+        { seq: 2, attempt: 1 },
+      ]);
+      assert.deepEqual(
+        heard.get('retried'),
+        [
+          { seq: 1, attempt: 3, at: '1970-01-01T00:00:00.000Z' },
+          { seq: 2, attempt: 3 },
+        ],
+        'only the run that succeeded',
+      );
+      assert.deepEqual(heard.get('refused'), []);
+      assert.deepEqual(heard.get('bug'), []);
+      assert.deepEqual(heard.get('gone'), [], 'retries exhausted: none of the three runs published');
+      assert.equal(attempts.get('gone'), 3);
+
+      stopOk();
+      assert.equal(await system.ask(actor.kind, 'ok', { type: 'run' }), 2);
+      assert.equal(heard.get('ok')!.length, 2, 'an unsubscribed listener hears nothing more');
+    });
+
+    it('answers 500 when a handler emits without an event bus', async () => {
+      const { system, kind } = track(
+        await start(async (_key, _message, context) => {
+          context.emit({ hello: true });
+          return 'unreachable';
+        }),
+      );
+      await assert.rejects(system.ask(kind, 'k', { type: 'run' }), { code: 'internal' });
+    });
   });
 
   describe(`user actor: credit commands (${transport})`, () => {
@@ -221,8 +432,7 @@ export function actorContract(transport: TransportName, natsUrl: () => string | 
       started = await startTestActorSystem({
         transport,
         natsUrl: natsUrl(),
-        actors: [userActor],
-        ports: { ledger },
+        kinds: [{ actor: userActor, ports: { ledger } }],
         partitions: PARTITIONS,
       });
       system = started.system;
@@ -249,7 +459,7 @@ export function actorContract(transport: TransportName, natsUrl: () => string | 
       assert.equal(debit.entry.delta, -227);
       assert.equal(typeof debit.entry.created_at, 'string');
       assert.equal((await credits.refund(id, { op_id: 'r1', amount: 227 })).ok, true);
-      assert.equal((await credits.chargeTurn(id, { op_id: 't1', amount: 10 })).ok, true);
+      assert.equal((await credits.charge_turn(id, { op_id: 't1', amount: 10 })).ok, true);
       const grant = await credits.grant(id, { op_id: 'g1', amount: -90 });
       assert.ok(grant.ok);
       assert.equal(grant.credits_remaining, 900);

@@ -6,6 +6,7 @@ import { MongoClient } from 'mongodb';
 import { systemClock } from '../../../src/ports/clock.ts';
 import { createMongoCreditLedger } from '../../../src/adapters/mongo/credit-ledger.ts';
 import { createMongoUsers } from '../../../src/adapters/mongo/users.ts';
+import Type from 'typebox';
 import { defineActor, userActor, userCredits } from '../../../actors/index.ts';
 import { startMongo, type TestMongo } from '../../helpers/mongo.ts';
 import { startNats, skipWithoutNats, type TestNats } from '../../helpers/nats.ts';
@@ -39,8 +40,7 @@ describe('actors across a nats-server restart', { skip: skipWithoutNats() }, () 
     const node = await startTestActorSystem({
       transport: 'jetstream',
       natsUrl: nats.url,
-      actors: [userActor],
-      ports: { ledger },
+      kinds: [{ actor: userActor, ports: { ledger } }],
     });
     systems.push(node);
     const credits = userCredits(node.system);
@@ -50,9 +50,10 @@ describe('actors across a nats-server restart', { skip: skipWithoutNats() }, () 
 
     // Messages for an actor kind no node handles yet: they wait in the stream, across the restart.
     const handled: number[] = [];
-    const late = defineActor<null>({
+    const late = defineActor<null>()({
       kind: 'late',
-      handlers: { note: async (_context, message) => void handled.push(Number(message.n)) },
+      commands: { note: Type.Object({ n: Type.Integer() }) },
+      handlers: { note: async (_context, message) => void handled.push(message.n) },
     });
     for (let n = 0; n < 5; n++) await node.system.tell('late', 'k', { type: 'note', n });
 
@@ -76,8 +77,7 @@ describe('actors across a nats-server restart', { skip: skipWithoutNats() }, () 
     const lateNode = await startTestActorSystem({
       transport: 'jetstream',
       natsUrl: nats.url,
-      actors: [late],
-      ports: null,
+      kinds: [{ actor: late, ports: null }],
     });
     systems.push(lateNode);
     while (handled.length < 5 && Date.now() < deadline + 10_000) await sleep(50);

@@ -1,0 +1,12 @@
+import type { RouteDefinition } from '../http/route.ts';
+
+/**
+ * One feature's wiring (accounts, jobs, webhooks; later editor, export, MCP, dashboard): its routes, what it
+ * starts once the service is wired (resumed timers, periodic sweeps) and what it stops on shutdown. `stop`
+ * resolves when nothing of the feature runs any more.
+ */
+export interface Feature {
+  routes: readonly RouteDefinition[];
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}

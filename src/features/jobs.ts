@@ -1,0 +1,171 @@
+import type { Config } from '../config.ts';
+import type { MediaProvider } from '../ports/media-provider.ts';
+import type { JobRecord } from '../ports/jobs-repository.ts';
+import { newMediaId } from '../domain/media-id.ts';
+import { guardedGet } from '../adapters/net/index.ts';
+import { resolveFfmpeg } from '../adapters/media/index.ts';
+import { createFalProvider } from '../adapters/providers/fal.ts';
+import { createSandboxProvider } from '../adapters/providers/sandbox/provider.ts';
+import { createSandboxRenderer } from '../adapters/providers/sandbox/render.ts';
+import { createJobsService } from '../services/jobs.ts';
+import { createJobCompletion } from '../services/job-completion.ts';
+import { createJobSweeper } from '../services/job-sweeper.ts';
+import {
+  createInboundImages,
+  INBOUND_IMAGE_MAX_BYTES,
+  isAcceptedImageUrl,
+} from '../services/inbound-images.ts';
+import { startPeriodicTask, type PeriodicTask } from '../services/periodic-task.ts';
+import { jobRoutes } from '../http/routes/jobs.ts';
+import { mediaRoute } from '../http/routes/media.ts';
+import type { Feature } from './feature.ts';
+import type { Platform } from './platform.ts';
+import { createScheduler } from './scheduler.ts';
+
+type JobsConfig = Pick<
+  Config,
+  | 'provider'
+  | 'falKey'
+  | 'falQueueUrl'
+  | 'providerEndpoints'
+  | 'providerTimeoutMs'
+  | 'providerPollIntervalMs'
+  | 'ffmpegPath'
+  | 'ffprobePath'
+  | 'sandboxRenderConcurrency'
+  | 'sandboxVideoMs'
+  | 'sandboxImageMs'
+  | 'webhookAllowPrivate'
+  | 'jobRetentionDays'
+  | 'jobSweepIntervalMs'
+  | 'submitAbandonedMs'
+  | 'natsReplicas'
+  | 'tuning'
+>;
+
+/**
+ * Generation jobs (spec §3.1, §4.2–4.5): the provider, submits, completion polling (the `MF_JOBS` queue in
+ * cluster mode, timers otherwise), the sweeper, and `/media`. `onFinished` hears of every job that ends.
+ */
+export async function jobsFeature(
+  config: JobsConfig,
+  platform: Platform,
+  onFinished: (job: JobRecord) => void,
+): Promise<Feature> {
+  const { clock, log, store, credits, baseUrl } = platform;
+  const { jobs, users } = platform.repositories;
+  const publicBaseUrl = () => baseUrl;
+  const pollIntervalMs = config.providerPollIntervalMs;
+  const provider = await createProvider(config, platform);
+  const completion = createJobCompletion({
+    jobs,
+    credits,
+    provider,
+    store,
+    clock,
+    logger: log,
+    publicBaseUrl,
+    newMediaId,
+    onFinished,
+  });
+  const poller = await createScheduler({
+    nats: platform.nats?.connection,
+    replicas: config.natsReplicas,
+    queue: {
+      stream: 'MF_JOBS',
+      subject: 'mf.jobs.poll',
+      consumer: 'mf_job_pollers',
+      itemLifetimeMs: config.providerTimeoutMs,
+      maxPending: config.tuning.maxProcessingJobs,
+      ackWaitMs: config.tuning.jobPollAckWaitMs,
+      concurrency: config.tuning.jobPollsPerNode,
+    },
+    work: async (jobId) => ((await completion.poll(jobId)) === 'done' ? 'done' : pollIntervalMs),
+    retryAfterErrorMs: pollIntervalMs,
+    label: 'job poll',
+    logger: log,
+  });
+  const service = createJobsService({
+    jobs,
+    credits,
+    balanceOf: async (userId) => (await users.get(userId))?.credits ?? 0,
+    provider,
+    inbound: createInboundImages({
+      store,
+      newMediaId,
+      publicBaseUrl,
+      fetchImage: (url) =>
+        guardedGet(url, {
+          allowPrivate: config.webhookAllowPrivate,
+          timeoutMs: config.tuning.inboundFetchTimeoutMs,
+          maxBytes: INBOUND_IMAGE_MAX_BYTES,
+        }),
+    }),
+    store,
+    poller,
+    onFinished,
+    clock,
+    logger: log,
+    publicBaseUrl,
+    providerTimeoutMs: config.providerTimeoutMs,
+    pollIntervalMs,
+  });
+  const sweeper = createJobSweeper({
+    jobs,
+    credits,
+    store,
+    poller,
+    clock,
+    logger: log,
+    retentionDays: config.jobRetentionDays,
+    abandonedSubmitMs: config.submitAbandonedMs,
+    pollIntervalMs,
+    onFinished,
+  });
+  let sweep: PeriodicTask | undefined;
+  return {
+    routes: [...jobRoutes(service, (url) => isAcceptedImageUrl(url, baseUrl)), mediaRoute(store)],
+    async start() {
+      await sweeper.resume(); // a restart forgot the timers; the jobs are all in MongoDB
+      sweep = startPeriodicTask({
+        name: 'job sweep',
+        intervalMs: config.jobSweepIntervalMs,
+        logger: log,
+        run: async () => void (await sweeper.sweep()),
+      });
+    },
+    async stop() {
+      await sweep?.stop();
+      await poller.close();
+      await provider.close?.();
+    },
+  };
+}
+
+/** The configured upstream provider (`PROVIDER`): the offline sandbox, or fal's queue API. */
+async function createProvider(
+  config: JobsConfig,
+  platform: Platform,
+): Promise<MediaProvider & { close?(): Promise<void> }> {
+  if (config.provider === 'fal') {
+    return createFalProvider({
+      queueUrl: config.falQueueUrl,
+      key: config.falKey!, // loadConfig refuses PROVIDER=fal without FAL_KEY
+      endpoints: config.providerEndpoints,
+    });
+  }
+  const ffmpeg = resolveFfmpeg({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath });
+  return createSandboxProvider({
+    db: platform.mongo.db,
+    store: platform.store,
+    renderer: createSandboxRenderer({
+      ffmpegPath: ffmpeg.ffmpeg,
+      concurrency: config.sandboxRenderConcurrency,
+    }),
+    endpoints: config.providerEndpoints,
+    clock: platform.clock,
+    logger: platform.log,
+    videoMs: config.sandboxVideoMs,
+    imageMs: config.sandboxImageMs,
+  });
+}

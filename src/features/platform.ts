@@ -1,0 +1,163 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { AuditSink } from '../ports/audit-sink.ts';
+import type { MediaStore } from '../ports/media-store.ts';
+import type { UsersRepository } from '../ports/users-repository.ts';
+import type { ApiKeysRepository } from '../ports/api-keys-repository.ts';
+import type { CreditLedger } from '../ports/credit-ledger.ts';
+import type { JobsRepository } from '../ports/jobs-repository.ts';
+import type { WebhookDeliveriesRepository } from '../ports/webhook-deliveries-repository.ts';
+import { startEmbeddedMongo } from '../adapters/embedded/jongodb.ts';
+import { connectMongo, type MongoConnection } from '../adapters/mongo/connect.ts';
+import { createMongoUsers } from '../adapters/mongo/users.ts';
+import { createMongoApiKeys } from '../adapters/mongo/api-keys.ts';
+import { createMongoCreditLedger } from '../adapters/mongo/credit-ledger.ts';
+import { createMongoAuditSink } from '../adapters/mongo/audit-sink.ts';
+import { createMongoJobs } from '../adapters/mongo/jobs.ts';
+import { createMongoWebhookDeliveries } from '../adapters/mongo/webhook-deliveries.ts';
+import { jobsOnServer, webhookDeliveriesOnServer } from '../adapters/mongo/jongodb-serial.ts';
+import { createFileAuditSink } from '../adapters/audit/index.ts';
+import { createFsMediaStore, createGridFsMediaStore } from '../adapters/storage/index.ts';
+import { connectNats, type NatsLink } from '../adapters/nats/connect.ts';
+import { createJetStreamTransport } from '../adapters/nats/actor-transport.ts';
+import {
+  createActorSystem,
+  createInProcessTransport,
+  userActor,
+  userCredits,
+  type ActorSystem,
+  type UserCredits,
+} from '../../actors/index.ts';
+import { actorMetrics, type MetricsRegistry } from '../observability/index.ts';
+import { createAuditLog, type AuditLog } from '../services/audit-log.ts';
+
+/** The repositories every feature shares (ports; MongoDB adapters). */
+export interface Repositories {
+  users: UsersRepository;
+  keys: ApiKeysRepository;
+  ledger: CreditLedger;
+  jobs: JobsRepository;
+  deliveries: WebhookDeliveriesRepository;
+}
+
+/** What every feature is wired from: the infrastructure of the configured mode, started once. */
+export interface Platform {
+  clock: Clock;
+  log: Logger;
+  metrics: MetricsRegistry;
+  /** Absolute base of every URL the service hands out (`PUBLIC_BASE_URL`, else the bound address). */
+  baseUrl: string;
+  mongo: MongoConnection;
+  /** Set in cluster mode. */
+  nats: NatsLink | undefined;
+  store: MediaStore;
+  repositories: Repositories;
+  auditSink: AuditSink;
+  audit: AuditLog;
+  actors: ActorSystem;
+  /** The one way services change balances (the user actor). */
+  credits: UserCredits;
+  /** Stops the actors, flushes the audit log and closes the connections (and the embedded database). */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the infrastructure of the configured mode (CONTRACT §2): embedded (jongodb started here, actors
+ * in-process), single node (MongoDB, actors in-process) or cluster (MongoDB, actors over JetStream). On a
+ * failure part-way, what was started is closed again before the error is rethrown.
+ */
+export async function startPlatform(
+  config: Config,
+  base: { clock: Clock; log: Logger; metrics: MetricsRegistry; baseUrl: string },
+): Promise<Platform> {
+  const { clock, log } = base;
+  const closers: Array<() => Promise<void>> = [];
+  const close = () => closeInReverse(closers, log);
+  try {
+    let mongoUrl = config.mongoUrl;
+    if (config.mode === 'embedded') {
+      const embedded = await startEmbeddedMongo();
+      closers.push(() => embedded.stop());
+      mongoUrl = embedded.uri;
+      log.warn('embedded mode: data is kept in memory only and is lost when the service stops');
+    }
+    const mongo = await connectMongo(mongoUrl!, config.mongoDb);
+    closers.push(() => mongo.close());
+    let nats: NatsLink | undefined;
+    if (config.mode === 'cluster') {
+      nats = await connectNats(config.natsUrls, config.nodeId);
+      closers.push(() => nats!.close());
+    }
+
+    const [store, users, keys, ledger, jobs, deliveries] = await Promise.all([
+      config.mediaStore === 'gridfs'
+        ? createGridFsMediaStore(mongo.db)
+        : createFsMediaStore({ dir: config.mediaDir }),
+      createMongoUsers(mongo.db),
+      createMongoApiKeys(mongo.db),
+      createMongoCreditLedger(mongo.db, clock),
+      createMongoJobs(mongo.db),
+      createMongoWebhookDeliveries(mongo.db),
+    ]);
+    const repositories: Repositories = {
+      users,
+      keys,
+      ledger,
+      // jongodb's conditional updates are not atomic across connections: ordered per id there only.
+      jobs: jobsOnServer(mongo, jobs),
+      deliveries: webhookDeliveriesOnServer(mongo, deliveries),
+    };
+
+    const auditSink: AuditSink =
+      config.auditSink === 'file'
+        ? createFileAuditSink({ dir: config.auditDir, clock })
+        : await createMongoAuditSink(mongo.db);
+    const audit = createAuditLog({ sink: auditSink, logger: log });
+    closers.push(() => audit.close());
+
+    // Actors: over JetStream in cluster mode (any node may handle any key), in-process otherwise.
+    const actors = await createActorSystem({
+      transport: nats
+        ? createJetStreamTransport({
+            connection: nats.connection,
+            partitions: config.actorPartitions,
+            replicas: config.natsReplicas,
+            logger: log,
+          })
+        : createInProcessTransport(),
+      kinds: [{ actor: userActor, ports: { ledger }, settings: { ackWaitMs: config.actorAckWaitMs } }],
+      logger: log,
+      clock,
+      metrics: actorMetrics(base.metrics),
+    });
+    closers.push(() => actors.close());
+
+    return {
+      ...base,
+      mongo,
+      nats,
+      store,
+      repositories,
+      auditSink,
+      audit,
+      actors,
+      credits: userCredits(actors),
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+/** Runs closers last-first, logging (not throwing) each failure, so one failure never leaks the rest. */
+export async function closeInReverse(closers: Array<() => Promise<void>>, log: Logger): Promise<void> {
+  for (const close of closers.splice(0).reverse()) {
+    try {
+      await close();
+    } catch (error) {
+      log.error({ err: error }, 'error while shutting down');
+    }
+  }
+}

@@ -1,6 +1,7 @@
 // @ts-check
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { completeBarrel } from './eslint-rules/complete-barrel.js';
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'data/**', 'coverage/**', 'dist/**'] },
@@ -28,5 +29,11 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
     },
+  },
+  {
+    // Every folder of the service has a complete barrel (DESIGN.md §5.1).
+    files: ['src/**/index.ts', 'actors/**/index.ts', 'schemas/**/index.ts', 'workers/**/index.ts'],
+    plugins: { mediaforge: { rules: { 'complete-barrel': completeBarrel } } },
+    rules: { 'mediaforge/complete-barrel': 'error' },
   },
 );

@@ -1,2 +1,2 @@
-export { serve } from './serve.ts';
-export { runAdminCommand, adminCallFor } from './admin.ts';
+export * from './admin.ts';
+export * from './serve.ts';

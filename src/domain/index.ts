@@ -1,8 +1,12 @@
-export { AppError, ERROR_STATUS, type ErrorCode } from './errors.ts';
-
-export { newId, randomBase62 } from './ids.ts';
-export { SCOPES, DEFAULT_SCOPE, normaliseScopes, type Scope } from './scopes.ts';
-export { generateApiKey, hashApiKey, isWellFormedApiKey, displayPrefix, secretsEqual } from './api-key.ts';
-
-export { RollingWindowLimiter, type WindowDecision } from './rolling-window.ts';
+export * from './address-policy.ts';
+export * from './api-key.ts';
+export * from './errors.ts';
+export * from './ids.ts';
+export * from './image-type.ts';
+export * from './keyed-serial.ts';
+export * from './media-id.ts';
 export * from './models-catalog.ts';
+export * from './principal.ts';
+export * from './rolling-window.ts';
+export * from './scopes.ts';
+export * from './webhook-signature.ts';

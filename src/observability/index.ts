@@ -1,12 +1,3 @@
-export {
-  createMetricsRegistry,
-  DEFAULT_BUCKETS,
-  type Counter,
-  type GaugeSamples,
-  type Histogram,
-  type HistogramOptions,
-  type MetricOptions,
-  type MetricsRegistry,
-} from './metrics.ts';
-export { registerProcessMetrics } from './process-metrics.ts';
-export { actorMetrics } from './actor-metrics.ts';
+export * from './actor-metrics.ts';
+export * from './metrics.ts';
+export * from './process-metrics.ts';

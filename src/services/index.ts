@@ -1,8 +1,13 @@
-export { createAdminService, assertWebhookUrl, type AdminService } from './admin.ts';
-export { createAuditLog, type AuditLog } from './audit-log.ts';
-export {
-  createAuthenticator,
-  MISSING_AUTHORIZATION,
-  INVALID_KEY,
-  type Authenticator,
-} from './authenticator.ts';
+export * from './admin.ts';
+export * from './audit-log.ts';
+export * from './authenticator.ts';
+export * from './inbound-images.ts';
+export * from './job-completion.ts';
+export * from './job-refunds.ts';
+export * from './job-sweeper.ts';
+export * from './job-view.ts';
+export * from './jobs.ts';
+export * from './models-catalog.ts';
+export * from './periodic-task.ts';
+export * from './webhooks.ts';
+export * from './work-scheduler.ts';

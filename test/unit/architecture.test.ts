@@ -60,7 +60,20 @@ const LAYERS: Record<string, readonly string[]> = {
     'features',
   ],
   cli: ['domain', 'config', 'app', 'logger'],
-  index: ['app', 'config', 'features', 'logger'],
+  // src/index.ts: the barrel of the whole service.
+  index: [
+    'app',
+    'config',
+    'logger',
+    'adapters',
+    'cli',
+    'domain',
+    'features',
+    'http',
+    'observability',
+    'ports',
+    'services',
+  ],
 };
 
 /** The layer of a source file: its folder under src/ (or the file itself for src/*.ts), else its top folder. */
@@ -121,6 +134,19 @@ describe('architecture', () => {
       }
     }
     assert.deepEqual(offenders, []);
+  });
+
+  it('gives every folder a barrel (index.ts; lint keeps each one complete)', () => {
+    const folders = (dir: string): string[] =>
+      readdirSync(dir)
+        .map((entry) => join(dir, entry))
+        .filter((path) => statSync(path).isDirectory())
+        .flatMap((path) => [path, ...folders(path)]);
+    const missing = ['src', 'actors', 'schemas', 'workers']
+      .flatMap((top) => [join(ROOT, top), ...folders(join(ROOT, top))])
+      .filter((folder) => !existsSync(join(folder, 'index.ts')))
+      .map((folder) => relative(ROOT, folder));
+    assert.deepEqual(missing, []);
   });
 
   it('places files in layers by folder', () => {

@@ -1,1 +1,1 @@
-export { createFileAuditSink, auditFileName, type FileAuditSinkOptions } from './file-sink.ts';
+export * from './file-sink.ts';

@@ -1,1 +1,1 @@
-export { startEmbeddedMongo, type EmbeddedMongo } from './jongodb.ts';
+export * from './jongodb.ts';

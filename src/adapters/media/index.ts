@@ -1,1 +1,1 @@
-export { resolveFfmpeg, fontFile, isRecentFfmpegVersion, type FfmpegBinaries } from './ffmpeg-path.ts';
+export * from './ffmpeg-path.ts';

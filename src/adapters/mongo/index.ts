@@ -1,14 +1,8 @@
-export {
-  connectMongo,
-  detectMongoServer,
-  isDuplicateKeyError,
-  type MongoConnection,
-  type MongoServer,
-} from './connect.ts';
-export { createMongoUsers } from './users.ts';
-export { createMongoApiKeys } from './api-keys.ts';
-export { createMongoCreditLedger } from './credit-ledger.ts';
-export { createMongoAuditSink, AUDIT_COLLECTION } from './audit-sink.ts';
-export { createMongoJobs } from './jobs.ts';
-export { createMongoWebhookDeliveries } from './webhook-deliveries.ts';
-export { serialisedOnJongodb, jobsOnServer, webhookDeliveriesOnServer } from './jongodb-serial.ts';
+export * from './api-keys.ts';
+export * from './audit-sink.ts';
+export * from './connect.ts';
+export * from './credit-ledger.ts';
+export * from './jobs.ts';
+export * from './jongodb-serial.ts';
+export * from './users.ts';
+export * from './webhook-deliveries.ts';

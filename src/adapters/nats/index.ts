@@ -1,1 +1,5 @@
-export { connectNats, type NatsLink } from './connect.ts';
+export * from './actor-transport.ts';
+export * from './connect.ts';
+export * from './job-poll-queue.ts';
+export * from './streams.ts';
+export * from './work-queue.ts';

@@ -1,11 +1,3 @@
-export {
-  guardedGet,
-  guardedPost,
-  createGuardedFetch,
-  type GuardedFetch,
-  type GuardedFetchOptions,
-  type GuardedGetResult,
-  type GuardedPostResult,
-} from './guarded-fetch.ts';
-export { FetchRefused, describeRefusal, type RefusalReason } from './fetch-refused.ts';
-export { defaultTargetPolicy, type HostResolver, type TargetPolicy } from './checked-target.ts';
+export * from './checked-target.ts';
+export * from './fetch-refused.ts';
+export * from './guarded-fetch.ts';

@@ -1,2 +1,3 @@
-export { createFsMediaStore } from './fs-store.ts';
-export { createGridFsMediaStore } from './gridfs-store.ts';
+export * from './common.ts';
+export * from './fs-store.ts';
+export * from './gridfs-store.ts';

@@ -1,3 +1,5 @@
-export { adminRoutes } from './admin.ts';
-export { accountRoute, healthRoute, modelsRoute, openApiRoute } from './public.ts';
-export { metricsRoute } from './metrics.ts';
+export * from './admin.ts';
+export * from './jobs.ts';
+export * from './media.ts';
+export * from './metrics.ts';
+export * from './public.ts';

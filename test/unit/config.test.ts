@@ -68,5 +68,14 @@ describe('loadConfig', () => {
     refused({ NATS_URL: 'nats://x:4222' }, /^NATS_URL is set without MONGO_URL/);
     refused({ MONGO_URL: 'mongodb://x' }, /^ADMIN_TOKEN is required when MONGO_URL is set$/);
     refused({ ADMIN_TOKEN: 'short' }, /^ADMIN_TOKEN must be at least 16 characters$/);
+    refused({ PROVIDER: 'fal' }, /^PROVIDER=fal needs FAL_KEY/);
+  });
+
+  it('keeps test-only and unread variables out of the schema, and the tuning constants in the config', () => {
+    const config = loadConfig({ MF_TEST_MONGO: 'container', AGENT: 'llm' });
+    assert.equal('mfTestMongo' in config || 'agent' in config, false);
+    assert.equal(config.shutdownGraceMs, 30_000);
+    assert.equal(config.tuning.maxBodyBytes, 1024 * 1024);
+    assert.equal(loadConfig({ PROVIDER: 'fal', FAL_KEY: 'k' }).provider, 'fal');
   });
 });

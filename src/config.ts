@@ -92,8 +92,8 @@ export interface Config {
   mediaStore: Env['MEDIA_STORE'];
   mediaDir: string;
   provider: Env['PROVIDER'];
-  falKey: string | undefined;
-  falQueueUrl: string;
+  /** fal's queue API: set exactly when `PROVIDER=fal` (which needs `FAL_KEY`). */
+  fal: { key: string; queueUrl: string } | undefined;
   providerEndpoints: ProviderEndpoints;
   providerTimeoutMs: number;
   providerPollIntervalMs: number;
@@ -231,8 +231,10 @@ function toConfig(env: Env): Config {
     mediaStore: env.MEDIA_STORE,
     mediaDir: env.MEDIA_DIR,
     provider: env.PROVIDER,
-    falKey: env.FAL_KEY,
-    falQueueUrl: env.FAL_QUEUE_URL.replace(/\/+$/, ''),
+    fal:
+      env.PROVIDER === 'fal' && env.FAL_KEY
+        ? { key: env.FAL_KEY, queueUrl: env.FAL_QUEUE_URL.replace(/\/+$/, '') }
+        : undefined,
     providerEndpoints: {
       textToVideo: env.FAL_ENDPOINT_TEXT_TO_VIDEO,
       imageToVideo: env.FAL_ENDPOINT_IMAGE_TO_VIDEO,

@@ -25,8 +25,7 @@ import { createScheduler } from './scheduler.ts';
 type JobsConfig = Pick<
   Config,
   | 'provider'
-  | 'falKey'
-  | 'falQueueUrl'
+  | 'fal'
   | 'providerEndpoints'
   | 'providerTimeoutMs'
   | 'providerPollIntervalMs'
@@ -147,12 +146,8 @@ async function createProvider(
   config: JobsConfig,
   platform: Platform,
 ): Promise<MediaProvider & { close?(): Promise<void> }> {
-  if (config.provider === 'fal') {
-    return createFalProvider({
-      queueUrl: config.falQueueUrl,
-      key: config.falKey!, // loadConfig refuses PROVIDER=fal without FAL_KEY
-      endpoints: config.providerEndpoints,
-    });
+  if (config.fal) {
+    return createFalProvider({ ...config.fal, endpoints: config.providerEndpoints });
   }
   const ffmpeg = resolveFfmpeg({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath });
   return createSandboxProvider({

@@ -198,7 +198,8 @@ class Exchange implements RequestContext {
       throw new AppError('method_not_allowed', 'Method not allowed', {}, { allow: match.allowed.join(', ') });
     }
     const { route } = match;
-    const input = this.deps.inputs.get(route) ?? compileRouteInput(route);
+    let input = this.deps.inputs.get(route);
+    if (!input) this.deps.inputs.set(route, (input = compileRouteInput(route))); // a route added late
     const { params, query } = input.paramsAndQuery(match.params, this.request.rawQuery);
     this.params = params;
     this.query = query;

@@ -1,6 +1,9 @@
 // Start-up of the JetStream actor transport with 2 kinds × 64 partitions (128 durable consumers) against a fresh
 // nats-server per run: "fresh" creates the stream and every consumer; "again" is a second node starting on the
-// same server (every consumer exists: each is checked, and pulled from).
+// same server (every consumer exists: each is checked, and pulled from). Measured when the partitions started
+// concurrently (11 runs alternating with the previous code, 2 cores, load ~7): fresh 458 → 394 ms, again 167 →
+// 114 ms (medians). Fresh start-up is bound by nats-server 2.9, which creates consumers one at a time (~2.7 ms
+// each here, whether asked one after another or all at once).
 import pino from 'pino';
 import { connect } from '@nats-io/transport-node';
 import { createJetStreamTransport } from '../../src/adapters/nats/actor-transport.ts';

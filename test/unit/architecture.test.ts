@@ -22,6 +22,18 @@ function sourceFiles(dir: string): string[] {
  * The layers and which layers each may import (DESIGN.md §1, §5.1): data flows one way, edge → service →
  * actor/port → adapter, and only the wiring (features, app) sees everything. A layer may always import itself.
  */
+const WIRING = [
+  'domain',
+  'ports',
+  'schemas',
+  'actors',
+  'services',
+  'adapters',
+  'http',
+  'observability',
+  'config',
+  'logger',
+];
 const LAYERS: Record<string, readonly string[]> = {
   domain: [],
   ports: ['domain'],
@@ -34,31 +46,8 @@ const LAYERS: Record<string, readonly string[]> = {
   services: ['domain', 'ports', 'schemas', 'actors'],
   adapters: ['domain', 'ports', 'schemas', 'actors'],
   http: ['domain', 'ports', 'schemas', 'services', 'observability'],
-  features: [
-    'domain',
-    'ports',
-    'schemas',
-    'actors',
-    'services',
-    'adapters',
-    'http',
-    'observability',
-    'config',
-    'logger',
-  ],
-  app: [
-    'domain',
-    'ports',
-    'schemas',
-    'actors',
-    'services',
-    'adapters',
-    'http',
-    'observability',
-    'config',
-    'logger',
-    'features',
-  ],
+  features: WIRING,
+  app: [...WIRING, 'features'],
   cli: ['domain', 'config', 'app', 'logger'],
   // src/index.ts: the barrel of the whole service.
   index: [

@@ -16,7 +16,7 @@ export const ACTOR_STREAM = 'MF_ACTORS';
 /** The header naming the core-NATS subject the handler's reply goes to (absent for `tell`). */
 export const REPLY_HEADER = 'Mf-Reply';
 const PULL_EXPIRES_MS = 5000;
-const DEFAULT_START_CONCURRENCY = 32;
+const DEFAULT_START_CONCURRENCY = 64;
 
 /** `mf.actor.<kind>.<partition>`: every message of one key lands on one subject, so on one consumer. */
 export const actorSubject = (kind: string, partition: number) => `mf.actor.${kind}.${partition}`;

@@ -4,7 +4,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,17 +47,6 @@ describe('production install (npm ci --omit=dev --ignore-scripts, then dist/)', 
       // Without the npm_* variables `npm test` exports: this install takes only its own flags.
       { cwd: dir, env: withoutNpmVariables(), timeout: 90_000, maxBuffer: 16 * 1024 * 1024 },
     );
-    // --ignore-scripts skips the installers' `chmod u+x`, and ffprobe is packed without its x bit: the
-    // Dockerfile makes both executable, as here (this machine has no system ffmpeg to fall back on).
-    for (const [scope, binary] of [
-      ['@ffmpeg-installer', 'ffmpeg'],
-      ['@ffprobe-installer', 'ffprobe'],
-    ] as const) {
-      for (const platform of readdirSync(join(dir, 'node_modules', scope))) {
-        const path = join(dir, 'node_modules', scope, platform, binary);
-        if (existsSync(path)) chmodSync(path, 0o755);
-      }
-    }
   });
   after(() => {
     if (dir) rmSync(dir, { recursive: true, force: true });

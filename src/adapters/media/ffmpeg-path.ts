@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync } from 'node:fs';
+import { accessSync, chmodSync, constants, existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
@@ -37,9 +37,23 @@ function packageBinary(name: string): string | undefined {
         : typeof exported === 'object' && exported !== null && 'path' in exported
           ? (exported as { path: unknown }).path
           : undefined;
-    return typeof path === 'string' && isExecutable(path) ? path : undefined;
+    return typeof path === 'string' && (isExecutable(path) || madeExecutable(path)) ? path : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * The installer packages make their binary executable in an install script, which a production install
+ * (`npm ci --omit=dev --ignore-scripts`) skips: do it here when we own the file (an image built as root and run
+ * as another user does it at build time instead).
+ */
+function madeExecutable(path: string): boolean {
+  try {
+    chmodSync(path, 0o755);
+    return isExecutable(path);
+  } catch {
+    return false;
   }
 }
 

@@ -51,9 +51,8 @@ export async function jobsFeature(
   platform: Platform,
   onFinished: (job: JobRecord) => void,
 ): Promise<Feature> {
-  const { clock, log, store, credits, baseUrl } = platform;
+  const { clock, log, store, credits, baseUrl: publicBaseUrl } = platform;
   const { jobs, users } = platform.repositories;
-  const publicBaseUrl = () => baseUrl;
   const pollIntervalMs = config.providerPollIntervalMs;
   const provider = await createProvider(config, platform);
   const completion = createJobCompletion({
@@ -105,7 +104,6 @@ export async function jobsFeature(
     onFinished,
     clock,
     logger: log,
-    publicBaseUrl,
     providerTimeoutMs: config.providerTimeoutMs,
     pollIntervalMs,
   });
@@ -123,7 +121,7 @@ export async function jobsFeature(
   });
   let sweep: PeriodicTask | undefined;
   return {
-    routes: [...jobRoutes(service, (url) => isAcceptedImageUrl(url, baseUrl)), mediaRoute(store)],
+    routes: [...jobRoutes(service, (url) => isAcceptedImageUrl(url, publicBaseUrl)), mediaRoute(store)],
     async start() {
       await sweeper.resume(); // a restart forgot the timers; the jobs are all in MongoDB
       sweep = startPeriodicTask({

@@ -20,7 +20,7 @@ export interface InboundImagesDeps {
   fetchImage(url: string): Promise<{ contentType: string; data: Buffer }>;
   newMediaId(extension: string): string;
   /** `PUBLIC_BASE_URL` (known once the server listens). */
-  publicBaseUrl(): string;
+  publicBaseUrl: string;
 }
 
 /** Our own media URL prefix: such URLs are read straight from the store, whatever their scheme (CONTRACT §4). */
@@ -67,8 +67,8 @@ type Loaded = { own: InputImage } | { data: Buffer; contentType: string };
 export function createInboundImages(deps: InboundImagesDeps) {
   /** `urlMessage`: the field's URL message (CONTRACT §6), for a URL that is not usable at all. */
   async function load(url: string, field: string, urlMessage: string): Promise<Loaded> {
-    const prefix = ownMediaPrefix(deps.publicBaseUrl());
-    const mediaId = ownMediaId(url, deps.publicBaseUrl());
+    const prefix = ownMediaPrefix(deps.publicBaseUrl);
+    const mediaId = ownMediaId(url, deps.publicBaseUrl);
     if (mediaId === null) throw new AppError('bad_request', urlMessage);
     if (mediaId !== undefined) {
       const stored = await deps.store.stat(mediaId).catch(() => null);
@@ -92,7 +92,7 @@ export function createInboundImages(deps: InboundImagesDeps) {
     if ('own' in loaded) return loaded.own;
     const mediaId = deps.newMediaId(EXTENSIONS[loaded.contentType]!);
     await deps.store.put(mediaId, loaded.data, loaded.contentType);
-    const url = ownMediaPrefix(deps.publicBaseUrl()) + mediaId;
+    const url = ownMediaPrefix(deps.publicBaseUrl) + mediaId;
     return { mediaId, url, contentType: loaded.contentType, fetched: true };
   }
 

@@ -14,7 +14,7 @@ export interface JobCompletionDeps {
   store: MediaStore;
   clock: Clock;
   logger: Logger;
-  publicBaseUrl(): string;
+  publicBaseUrl: string;
   newMediaId(extension: string): string;
   /** Told once of each job a poll made `completed` or, through its confirmed refund, `failed` (webhooks hook in). */
   onFinished?(job: JobRecord): void;
@@ -95,7 +95,7 @@ export function createJobCompletion(deps: JobCompletionDeps) {
         if (!result.ok) return await fail(job, result.error);
         if (result.outputs.length === 0) return await fail(job, 'The provider finished without any output');
         const mediaIds = await copyOutputs(result.outputs);
-        const urls = mediaIds.map((id) => `${deps.publicBaseUrl()}/media/${id}`);
+        const urls = mediaIds.map((id) => `${deps.publicBaseUrl}/media/${id}`);
         return await finish(job, {
           status: 'completed',
           media_ids: mediaIds,

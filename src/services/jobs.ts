@@ -7,7 +7,7 @@ import { newId } from '../domain/ids.ts';
 import type { Clock } from '../ports/clock.ts';
 import { MODEL_IDS, imageCost, videoCost } from '../domain/models-catalog.ts';
 import type { KeyPrincipal } from '../domain/principal.ts';
-import { discardFetchedInputs, isAcceptedImageUrl, type InboundImages } from './inbound-images.ts';
+import { discardFetchedInputs, type InboundImages } from './inbound-images.ts';
 import { toJobView } from './job-view.ts';
 import { debitOpId, settleRefund, undoSubmit } from './job-refunds.ts';
 import { ProviderRejection, type Generation, type MediaProvider } from '../ports/media-provider.ts';
@@ -33,7 +33,6 @@ export interface JobsServiceDeps {
   onFinished?(job: JobRecord): void;
   clock: Clock;
   logger: Logger;
-  publicBaseUrl(): string;
   providerTimeoutMs: number;
   pollIntervalMs: number;
 }
@@ -89,16 +88,6 @@ export function newJobRecord(fields: {
 /** Submitting, reading, listing and cancelling generation jobs (spec §3.1, §4.2–4.5). */
 export function createJobsService(deps: JobsServiceDeps) {
   const { jobs, credits, provider, clock, logger } = deps;
-
-  /** The URL rules the schema cannot check (CONTRACT §6 order: they sit at their field's place). */
-  function checkVideoUrls(body: VideoGenerateRequest): void {
-    if (body.image_url !== undefined && !isAcceptedImageUrl(body.image_url, deps.publicBaseUrl())) {
-      throw new AppError('bad_request', 'image_url must be a https URL');
-    }
-    if (body.fast && body.image_url !== undefined) {
-      throw new AppError('bad_request', 'fast mode supports text-to-video only (no image_url)');
-    }
-  }
 
   /**
    * The submit protocol (DESIGN.md §2): the job is written first (`submitting`, naming its debit), then the
@@ -183,9 +172,8 @@ export function createJobsService(deps: JobsServiceDeps) {
   }
 
   return {
-    /** `POST /api/v1/video/vidmodel-2/generate` with a validated body. */
+    /** `POST /api/v1/video/vidmodel-2/generate` with a body validated by its schema and rules (schemas/jobs.ts). */
     async submitVideo(principal: KeyPrincipal, body: VideoGenerateRequest): Promise<SubmitAnswer> {
-      checkVideoUrls(body);
       const model = body.fast ? MODEL_IDS.videoFast : MODEL_IDS.video;
       const cost = videoCost({
         fast: body.fast,
@@ -205,11 +193,8 @@ export function createJobsService(deps: JobsServiceDeps) {
       }));
     },
 
-    /** `POST /api/v1/image/nano-banana/generate` with a validated body. */
+    /** `POST /api/v1/image/nano-banana/generate` with a body validated by its schema and rules (schemas/jobs.ts). */
     async submitImage(principal: KeyPrincipal, body: ImageGenerateRequest): Promise<SubmitAnswer> {
-      if (!body.image_urls.every((url) => isAcceptedImageUrl(url, deps.publicBaseUrl()))) {
-        throw new AppError('bad_request', 'image_urls items must be https URLs');
-      }
       return submit(principal, MODEL_IDS.image, 'image', imageCost(body.num_images), async () => ({
         capability: body.image_urls.length > 0 ? 'image-edit' : 'text-to-image',
         prompt: body.prompt,

@@ -158,7 +158,9 @@ describe(`fuzzing every route (seed ${SEED})`, () => {
       try {
         parsed = JSON.parse(answer.text);
       } catch {
-        assert.fail(`${shown} answered ${answer.status} with a body that is not JSON: ${answer.text.slice(0, 200)}`);
+        assert.fail(
+          `${shown} answered ${answer.status} with a body that is not JSON: ${answer.text.slice(0, 200)}`,
+        );
       }
       assert.equal(typeof (parsed as { error?: unknown }).error, 'string', `${shown}: ${answer.text}`);
     }
@@ -252,7 +254,12 @@ describe(`fuzzing every route (seed ${SEED})`, () => {
           ['objects', deepObjects],
         ] as const) {
           cases.push(
-            { ...base, label: `${route.name}: ${shape} ${depth} deep`, body: Buffer.from(nest(depth)), expect: tooDeep },
+            {
+              ...base,
+              label: `${route.name}: ${shape} ${depth} deep`,
+              body: Buffer.from(nest(depth)),
+              expect: tooDeep,
+            },
             {
               ...base,
               label: `${route.name}: ${shape} ${depth} deep in ${firstField}`,
@@ -300,8 +307,9 @@ describe(`fuzzing every route (seed ${SEED})`, () => {
   it("refuses an own media URL whose path does not decode with the field's URL message, charging nothing", async () => {
     const cases: Case[] = [];
     for (const [who, token] of [
-      ['poor', poor.token],
+      // The rich user first: without the fix its answer is the 500 (the poor user's is a 402).
       ['rich', rich.token],
+      ['poor', poor.token],
     ] as const) {
       for (const broken of BROKEN_ENCODINGS) {
         const url = `${service.url}/media/${broken}`;
@@ -357,7 +365,11 @@ describe(`fuzzing every route (seed ${SEED})`, () => {
     }
     await run(cases);
     const read = await send({ label: 'read webhook', method: 'GET', path, token: service.adminToken });
-    assert.deepEqual(JSON.parse(read.text), { url: null, enabled: false }, `[seed ${SEED}] no URL was stored`);
+    assert.deepEqual(
+      JSON.parse(read.text),
+      { url: null, enabled: false },
+      `[seed ${SEED}] no URL was stored`,
+    );
   });
 
   it(`answers no 5xx to ${RANDOM_CASES} seeded random requests over every route`, async (t) => {
@@ -372,7 +384,12 @@ describe(`fuzzing every route (seed ${SEED})`, () => {
     }
     const cancels = await run(
       [...createdJobs].flatMap((jobId) => [
-        { label: 'cancel an accepted job', method: 'DELETE', path: `/api/v1/jobs/${jobId}`, token: rich.token },
+        {
+          label: 'cancel an accepted job',
+          method: 'DELETE',
+          path: `/api/v1/jobs/${jobId}`,
+          token: rich.token,
+        },
         { label: "another user's job", method: 'GET', path: `/api/v1/jobs/${jobId}`, token: poor.token },
       ]),
     );
@@ -381,10 +398,15 @@ describe(`fuzzing every route (seed ${SEED})`, () => {
     }
     const statuses = new Map<number, number>();
     for (const answer of answers) statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
-    t.diagnostic(`seed ${SEED}: answers by status ${JSON.stringify(Object.fromEntries(statuses))}, ${createdJobs.size} jobs accepted`);
+    t.diagnostic(
+      `seed ${SEED}: answers by status ${JSON.stringify(Object.fromEntries(statuses))}, ${createdJobs.size} jobs accepted`,
+    );
     // The corpus reaches past validation too (accepted jobs, created users), not only 400s.
     assert.ok((statuses.get(400) ?? 0) > RANDOM_CASES / 10, JSON.stringify([...statuses]));
-    assert.ok(answers.some((answer) => answer.status < 300), JSON.stringify([...statuses]));
+    assert.ok(
+      answers.some((answer) => answer.status < 300),
+      JSON.stringify([...statuses]),
+    );
     const health = await fetch(`${service.url}/healthz`);
     assert.equal(health.status, 200, 'the service is still healthy');
   });
@@ -424,11 +446,22 @@ describe(`fuzzing every route (seed ${SEED})`, () => {
   function generateCase(random: Random, index: number, who: 'poor' | 'rich'): Case {
     const video = random.chance(0.5);
     const fields = video
-      ? ['prompt', 'image_url', 'fast', 'duration_seconds', 'aspect_ratio', 'resolution', 'generate_audio', 'seed']
+      ? [
+          'prompt',
+          'image_url',
+          'fast',
+          'duration_seconds',
+          'aspect_ratio',
+          'resolution',
+          'generate_audio',
+          'seed',
+        ]
       : ['prompt', 'image_urls', 'num_images', 'aspect_ratio', 'seed'];
     // The rich user's bodies keep a hanging prompt, so what gets accepted never renders.
     const fixed: Array<[string, string]> =
-      who === 'rich' ? [['prompt', JSON.stringify(`[sandbox:hang] ${random.pick(['p', '\ud800', 'é'])}`)]] : [];
+      who === 'rich'
+        ? [['prompt', JSON.stringify(`[sandbox:hang] ${random.pick(['p', '\ud800', 'é'])}`)]]
+        : [];
     return {
       label: `#${index} ${who} ${video ? 'video' : 'image'}`,
       method: 'POST',
@@ -486,7 +519,10 @@ describe(`fuzzing every route (seed ${SEED})`, () => {
     const [path, names] = random.pick([
       ['/api/admin/v1/users', ['limit', 'cursor']],
       ['/api/admin/v1/audit', ['limit', 'key_id', 'kind']],
-      [`/api/admin/v1/keys/${random.chance(0.8) ? target.keyId : random.pick(oddIds(random))}/deliveries`, ['limit']],
+      [
+        `/api/admin/v1/keys/${random.chance(0.8) ? target.keyId : random.pick(oddIds(random))}/deliveries`,
+        ['limit'],
+      ],
       [`/api/admin/v1/users/${target.userId}/ledger`, ['limit']],
     ] as const);
     return {
@@ -553,7 +589,8 @@ describe(`fuzzing every route (seed ${SEED})`, () => {
       const times = random.pick([0, 1, 1, 1, 2]);
       for (let n = 0; n < times; n++) parts.push(`${name}=${random.pick(values)}`);
     }
-    if (random.chance(0.1)) parts.push(random.pick(['__proto__[x]=1', 'constructor=1', '%zz=%zz', '=', '&&']));
+    if (random.chance(0.1))
+      parts.push(random.pick(['__proto__[x]=1', 'constructor=1', '%zz=%zz', '=', '&&']));
     return parts.join('&');
   }
 
@@ -608,8 +645,15 @@ describe(`fuzzing every route (seed ${SEED})`, () => {
 
   /** A plausible value for a field, so that bodies get past validation often enough to reach the services. */
   function validValue(random: Random, field: string, privateUrlsOnly: boolean): string {
+    // Never a public host for the rich user (whose requests get as far as fetching): nothing leaves the machine.
     const urls = privateUrlsOnly
-      ? ['https://localhost/a.png', 'https://127.0.0.1/a.png', 'https://0.0.0.0/a.png', 'https://[::1]/a.png']
+      ? [
+          'https://localhost/a.png',
+          'https://127.0.0.1/a.png',
+          'https://0.0.0.0/a.png',
+          'https://[::1]/a.png',
+          `${service.url}/media/${random.pick(BROKEN_ENCODINGS)}`,
+        ]
       : ['https://example.com/a.png', 'https://127.0.0.1/a.png'];
     const values: Record<string, unknown[]> = {
       prompt: ['a lighthouse', 'é\ud800', '[sandbox:hang] x'],
@@ -622,7 +666,11 @@ describe(`fuzzing every route (seed ${SEED})`, () => {
       generate_audio: [true, false],
       seed: [0, 42, 2147483647],
       num_images: [1, 4],
-      email: [`fuzz-${random.int(1e9)}@example.com`, 'fuzz-dup@example.com', `ü${random.int(1e6)}@example.com`],
+      email: [
+        `fuzz-${random.int(1e9)}@example.com`,
+        'fuzz-dup@example.com',
+        `ü${random.int(1e6)}@example.com`,
+      ],
       credits: [0, 5, 1_000_000_000],
       amount: [1, -1, 5],
       reason: ['fuzz', 'é'],
@@ -646,35 +694,58 @@ describe(`fuzzing every route (seed ${SEED})`, () => {
   ): Buffer {
     const shape = random.int(100);
     if (shape < 4) return Buffer.alloc(0);
-    if (shape < 10) return Buffer.from(random.pick(['[]', '1', '"x"', 'null', 'true', ' ', '-0', '1e309', '[{}]']));
+    if (shape < 10)
+      return Buffer.from(random.pick(['[]', '1', '"x"', 'null', 'true', ' ', '-0', '1e309', '[{}]']));
     if (shape < 16) {
       const depth = random.pick([100, 2000, 10_000]);
       const nest = random.chance(0.5) ? deepArrays : deepObjects;
-      return Buffer.from(random.chance(0.5) ? nest(depth) : objectText([[random.pick([...fields, 'x']), nest(depth)]]));
+      return Buffer.from(
+        random.chance(0.5) ? nest(depth) : objectText([[random.pick([...fields, 'x']), nest(depth)]]),
+      );
     }
     const entries: Array<[string, string]> = [];
     for (const field of fields) {
       const roll = random.next();
       if (roll < 0.25) continue;
-      entries.push([field, roll < 0.65 ? validValue(random, field, privateUrlsOnly) : oddValue(random, !privateUrlsOnly)]);
+      entries.push([
+        field,
+        roll < 0.65 ? validValue(random, field, privateUrlsOnly) : oddValue(random, !privateUrlsOnly),
+      ]);
     }
-    if (random.chance(0.15)) entries.push(['__proto__', random.pick(['{"prompt":"x","isAdmin":true}', '{}', 'null', '[]'])]);
-    if (random.chance(0.1)) entries.push(['constructor', random.pick(['{"prototype":{"x":1}}', '"x"', '{}'])]);
-    if (random.chance(0.05) && fields.length > 0) entries.push([random.pick(fields), oddValue(random, false)]);
-    if (random.chance(0.1)) entries.push([random.pick(['x', '', '\ud800', 'prototype']), oddValue(random, false)]);
+    if (random.chance(0.15))
+      entries.push(['__proto__', random.pick(['{"prompt":"x","isAdmin":true}', '{}', 'null', '[]'])]);
+    if (random.chance(0.1))
+      entries.push(['constructor', random.pick(['{"prototype":{"x":1}}', '"x"', '{}'])]);
+    if (random.chance(0.05) && fields.length > 0)
+      entries.push([random.pick(fields), oddValue(random, false)]);
+    if (random.chance(0.1))
+      entries.push([random.pick(['x', '', '\ud800', 'prototype']), oddValue(random, false)]);
     if (random.chance(0.5)) entries.sort(() => random.next() - 0.5);
     entries.push(...fixed); // last, so they win over a random value of the same field
     const text = objectText(entries);
     if (shape < 22) {
       // Not JSON: cut short, or trailing garbage.
-      return Buffer.from(random.chance(0.5) ? text.slice(0, random.int(text.length)) : `${text}${random.pick([',', '}', 'x', '\u0000'])}`);
+      return Buffer.from(
+        random.chance(0.5)
+          ? text.slice(0, random.int(text.length))
+          : `${text}${random.pick([',', '}', 'x', '\u0000'])}`,
+      );
     }
     if (shape < 30 && text.includes('"')) {
       // Invalid UTF-8 inside a string: bytes a decoder must replace.
       const bytes = Buffer.from(text);
       const quote = bytes.indexOf(0x22, random.int(bytes.length));
       if (quote > 0) {
-        const junk = Buffer.from(random.pick([[0xff], [0xfe, 0xff], [0xc3], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xc0, 0xaf]]));
+        const junk = Buffer.from(
+          random.pick([
+            [0xff],
+            [0xfe, 0xff],
+            [0xc3],
+            [0xed, 0xa0, 0x80],
+            [0xf4, 0x90, 0x80, 0x80],
+            [0xc0, 0xaf],
+          ]),
+        );
         return Buffer.concat([bytes.subarray(0, quote + 1), junk, bytes.subarray(quote + 1)]);
       }
     }

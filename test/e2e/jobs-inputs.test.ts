@@ -378,18 +378,85 @@ describe('input images of generation jobs', () => {
     assert.equal(await balance(token), 1000);
   });
 
-  it('keeps no fetched copy when the submit ends in 402 or 502', async () => {
-    const url = `https://127.0.0.1:${images.port}/red.png?case=unpaid`;
-    const poor = await account(10);
+  it('checks the balance before fetching: a user who cannot pay gets 402 and the image server sees no request', async () => {
+    const base = `https://127.0.0.1:${images.port}`;
+    const broke = await account(0);
     const files = storedFiles();
-    const unpaid = await submitImage(poor.token, { prompt: 'p', image_urls: [url] });
-    assert.equal(unpaid.status, 402);
+    const video = await submitVideo(broke.token, {
+      prompt: 'p',
+      image_url: `${base}/red.png?case=broke-video`,
+    });
+    assert.deepEqual(
+      [video.status, video.body],
+      [402, { error: 'Insufficient credits', credits_required: 1135, credits_remaining: 0 }],
+    );
+    const edit = await submitImage(broke.token, {
+      prompt: 'p',
+      image_urls: [`${base}/red.png?case=broke-edit`, `${base}/huge-streamed.png?case=broke-edit`],
+    });
+    assert.deepEqual(
+      [edit.status, edit.body],
+      [402, { error: 'Insufficient credits', credits_required: 50, credits_remaining: 0 }],
+    );
+    // One credit short is short too.
+    const almost = await account(49);
+    const short = await submitImage(almost.token, {
+      prompt: 'p',
+      image_urls: [`${base}/red.png?case=almost`],
+    });
+    assert.deepEqual(
+      [short.status, short.body],
+      [402, { error: 'Insufficient credits', credits_required: 50, credits_remaining: 49 }],
+    );
+    assert.deepEqual(
+      [
+        hitsOf('/red.png?case=broke-video'),
+        hitsOf('/red.png?case=broke-edit'),
+        hitsOf('/huge-streamed.png?case=broke-edit'),
+        hitsOf('/red.png?case=almost'),
+      ],
+      [0, 0, 0, 0],
+      'nothing is downloaded for a user who cannot pay',
+    );
+    assert.equal(storedFiles(), files);
+    assert.deepEqual(await listJobs(service.url, broke.token), []);
+    assert.equal(await balance(almost.token), 49);
+  });
+
+  it('keeps no fetched copy when the submit ends in 502', async () => {
+    const url = `https://127.0.0.1:${images.port}/red.png?case=refused`;
+    const files = storedFiles();
     const rich = await account(1000);
     const refused = await submitImage(rich.token, { prompt: 'p [sandbox:fail-submit]', image_urls: [url] });
     assert.equal(refused.status, 502);
-    assert.equal(hitsOf('/red.png?case=unpaid'), 2, 'the image was fetched both times');
-    assert.equal(storedFiles(), files, 'and its copies are gone');
+    assert.equal(hitsOf('/red.png?case=refused'), 1, 'the image was fetched');
+    assert.equal(storedFiles(), files, 'and its copy is gone');
     assert.equal(await balance(rich.token), 1000);
+  });
+
+  it("refuses an own media URL whose path does not decode with the field's URL message, before anything else", async () => {
+    const { token } = await account(5000);
+    for (const broken of ['%E0%A4%A', '%', '%zz', '%C3', '%ED%A0%80']) {
+      const own = `${service.url}/media/${broken}`;
+      await assertRefused(
+        service.url,
+        token,
+        5000,
+        await submitVideo(token, { prompt: 'p', image_url: own }),
+        'image_url must be a https URL',
+      );
+      await assertRefused(
+        service.url,
+        token,
+        5000,
+        await submitImage(token, {
+          prompt: 'p',
+          image_urls: [`https://127.0.0.1:${images.port}/red.png?case=broken-own`, own],
+        }),
+        'image_urls items must be https URLs',
+      );
+    }
+    assert.equal(hitsOf('/red.png?case=broken-own'), 0, 'the URL rules run before any fetch');
   });
 
   it('refuses an image over the inbound cap, announced or streamed, with a 400 and no charge', async () => {

@@ -3,11 +3,7 @@
 // and never reaches the store or a fetch.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  createInboundImages,
-  isAcceptedImageUrl,
-  ownMediaId,
-} from '../../src/services/inbound-images.ts';
+import { createInboundImages, isAcceptedImageUrl, ownMediaId } from '../../src/services/inbound-images.ts';
 import { AppError } from '../../src/domain/errors.ts';
 import type { MediaStore, StoredMedia } from '../../src/ports/media-store.ts';
 
@@ -76,7 +72,7 @@ describe('createInboundImages', () => {
       return Promise.reject(new Error('not expected'));
     },
     newMediaId: () => 'med_new',
-    publicBaseUrl: () => BASE,
+    publicBaseUrl: BASE,
   });
 
   /** The 400 message a resolve rejects with. */

@@ -5,7 +5,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import { createJobsService, type JobsServiceDeps } from '../../src/services/jobs.ts';
-import { createInboundImages } from '../../src/services/inbound-images.ts';
+import { createInboundImages, isAcceptedImageUrl } from '../../src/services/inbound-images.ts';
+import { jobRoutes } from '../../src/http/routes/jobs.ts';
+import { compileRouteInput } from '../../src/http/route-input.ts';
 import { AppError } from '../../src/domain/errors.ts';
 import type { VideoGenerateRequest, ImageGenerateRequest } from '../../schemas/jobs.ts';
 import type { MediaStore } from '../../src/ports/media-store.ts';
@@ -28,22 +30,45 @@ const EDIT = {
   aspect_ratio: '1:1',
 } as unknown as ImageGenerateRequest;
 
-/** A jobs service whose every side effect is counted; `balance` is what the users repository holds. */
-function harness(balance: number) {
-  const calls = { balanceOf: 0, fetch: 0, insert: 0, debit: 0 };
+const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0]);
+
+/**
+ * A jobs service whose every side effect is counted; `balance` is what the users repository holds. By default
+ * a fetch answers 404; with `spentMeanwhile` the fetch succeeds and the debit then finds the balance gone (the
+ * race the pre-check cannot close), so the job is written, refused by the debit, and removed.
+ */
+function harness(balance: number, options: { spentMeanwhile?: boolean } = {}) {
+  const calls = { balanceOf: 0, fetch: 0, insert: 0, debit: 0, put: 0, delete: 0, removeIf: 0 };
   const refuse = (what: string) => () => Promise.reject(new Error(`${what} was not expected`));
-  const store = { put: refuse('put'), stat: refuse('stat'), open: refuse('open'), delete: refuse('delete') };
+  const store = {
+    put: () => {
+      calls.put++;
+      return Promise.resolve();
+    },
+    stat: refuse('stat'),
+    open: refuse('open'),
+    delete: () => {
+      calls.delete++;
+      return Promise.resolve();
+    },
+  };
+  const spent = options.spentMeanwhile === true;
   const deps = {
     jobs: {
       insert: () => {
         calls.insert++;
-        return Promise.reject(new Error('insert was not expected'));
+        return spent ? Promise.resolve() : Promise.reject(new Error('insert was not expected'));
+      },
+      removeIf: () => {
+        calls.removeIf++;
+        return Promise.resolve(true);
       },
     },
     credits: {
-      debit: () => {
+      debit: (_userId: string, command: { amount: number }) => {
         calls.debit++;
-        return Promise.reject(new Error('debit was not expected'));
+        if (!spent) return Promise.reject(new Error('debit was not expected'));
+        return Promise.resolve({ ok: false, credits_required: command.amount, credits_remaining: 3 });
       },
       refund: refuse('refund'),
     },
@@ -57,16 +82,16 @@ function harness(balance: number) {
       store: store as unknown as MediaStore,
       fetchImage: () => {
         calls.fetch++;
+        if (spent) return Promise.resolve({ contentType: 'image/png', data: PNG });
         return Promise.reject(new Error('the server answered HTTP 404'));
       },
       newMediaId: () => 'med_x',
-      publicBaseUrl: () => 'http://127.0.0.1:8080',
+      publicBaseUrl: 'http://127.0.0.1:8080',
     }),
     store,
     poller: { schedule: () => undefined },
     clock: { now: () => Date.now() },
     logger: pino({ level: 'silent' }),
-    publicBaseUrl: () => 'http://127.0.0.1:8080',
     providerTimeoutMs: 60_000,
     pollIntervalMs: 1000,
   } as unknown as JobsServiceDeps;
@@ -90,7 +115,7 @@ describe('submit: the balance is checked before input images are fetched', () =>
       status: 402,
       body: { error: 'Insufficient credits', credits_required: 1135, credits_remaining: 0 },
     });
-    assert.deepEqual(calls, { balanceOf: 1, fetch: 0, insert: 0, debit: 0 });
+    assert.deepEqual(calls, { balanceOf: 1, fetch: 0, insert: 0, debit: 0, put: 0, delete: 0, removeIf: 0 });
   });
 
   it('answers 402 one credit short, for a video and for an edit with two references', async () => {
@@ -115,18 +140,39 @@ describe('submit: the balance is checked before input images are fetched', () =>
       status: 400,
       body: { error: 'image_url could not be fetched: the server answered HTTP 404' },
     });
-    assert.deepEqual(calls, { balanceOf: 1, fetch: 1, insert: 0, debit: 0 });
+    assert.deepEqual(calls, { balanceOf: 1, fetch: 1, insert: 0, debit: 0, put: 0, delete: 0, removeIf: 0 });
   });
 
-  it('answers the URL rules before reading the balance', async () => {
+  it("leaves the debit the authority: a balance spent after the check gets the debit's 402, the copies go", async () => {
+    const { service, calls } = harness(1_000_000, { spentMeanwhile: true });
+    assert.deepEqual(await answer(service.submitImage(principal, EDIT)), {
+      status: 402,
+      body: { error: 'Insufficient credits', credits_required: 100, credits_remaining: 3 },
+    });
+    assert.deepEqual(calls, { balanceOf: 1, fetch: 2, insert: 1, debit: 1, put: 2, delete: 2, removeIf: 1 });
+  });
+
+  it('answers the URL rules before reading the balance: the route validates the body before its handler', async () => {
     const { service, calls } = harness(0);
+    const routes = jobRoutes(service, (url) => isAcceptedImageUrl(url, 'http://127.0.0.1:8080'));
     const own = 'http://127.0.0.1:8080/media/%E0%A4%A';
-    assert.deepEqual((await answer(service.submitVideo(principal, { ...VIDEO, image_url: own }))).body, {
-      error: 'image_url must be a https URL',
-    });
-    assert.deepEqual((await answer(service.submitImage(principal, { ...EDIT, image_urls: [own] }))).body, {
-      error: 'image_urls items must be https URLs',
-    });
+    const submit = (path: string, body: unknown) => {
+      const route = routes.find((r) => r.path === path)!;
+      try {
+        compileRouteInput(route).body(Buffer.from(JSON.stringify(body)));
+        return 'valid';
+      } catch (error) {
+        return (error as AppError).message;
+      }
+    };
+    assert.equal(
+      submit('/api/v1/video/vidmodel-2/generate', { ...VIDEO, image_url: own }),
+      'image_url must be a https URL',
+    );
+    assert.equal(
+      submit('/api/v1/image/nano-banana/generate', { ...EDIT, image_urls: [own] }),
+      'image_urls items must be https URLs',
+    );
     assert.equal(calls.balanceOf, 0);
   });
 });

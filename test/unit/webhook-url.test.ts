@@ -83,7 +83,16 @@ describe('isNonPublicHost', () => {
   });
 
   it('fails closed on numeric hosts that are not canonical addresses (never left by WHATWG parsing)', () => {
-    for (const host of ['0x7f.0.0.1', '2130706433', '0177.0.0.1', '127.1', '1.2.3.04', '999.1.1.1', '[::1', '[zz::1]'])
+    for (const host of [
+      '0x7f.0.0.1',
+      '2130706433',
+      '0177.0.0.1',
+      '127.1',
+      '1.2.3.04',
+      '999.1.1.1',
+      '[::1',
+      '[zz::1]',
+    ])
       assert.equal(isNonPublicHost(host), true, host);
   });
 });

@@ -13,6 +13,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startService, adminClient, type RunningService } from '../helpers/service.ts';
+import { ImageGenerateBody, VideoGenerateBody } from '../../schemas/jobs.ts';
 
 const SEED = Number(process.env.MF_FUZZ_SEED ?? 20_261_006);
 const RANDOM_CASES = Number(process.env.MF_FUZZ_CASES ?? 1500);
@@ -445,18 +446,8 @@ describe(`fuzzing every route (seed ${SEED})`, () => {
 
   function generateCase(random: Random, index: number, who: 'poor' | 'rich'): Case {
     const video = random.chance(0.5);
-    const fields = video
-      ? [
-          'prompt',
-          'image_url',
-          'fast',
-          'duration_seconds',
-          'aspect_ratio',
-          'resolution',
-          'generate_audio',
-          'seed',
-        ]
-      : ['prompt', 'image_urls', 'num_images', 'aspect_ratio', 'seed'];
+    // The fields of the spec's request tables, in their order (the schemas' property order).
+    const fields = Object.keys((video ? VideoGenerateBody : ImageGenerateBody).properties);
     // The rich user's bodies keep a hanging prompt, so what gets accepted never renders.
     const fixed: Array<[string, string]> =
       who === 'rich'

@@ -193,6 +193,12 @@ describe('generation jobs', () => {
         'fast mode supports text-to-video only (no image_url)',
       ],
       [{ prompt: '', image_url: 'ftp://x' }, 'prompt is required (non-empty string)'],
+      // The URL rule sits at its field's place, ahead of a later field's schema failure (issue 10, item 5).
+      [{ prompt: 'x', image_url: 'http://example.com/a.png', fast: 'yes' }, 'image_url must be a https URL'],
+      [
+        { prompt: 'x', image_url: 'https://example.com/a.png', fast: true, duration_seconds: 7 },
+        'fast mode supports text-to-video only (no image_url)',
+      ],
       [[1, 2], 'Request body must be a JSON object'],
     ];
     for (const [body, message] of cases) {
@@ -210,6 +216,12 @@ describe('generation jobs', () => {
       image_urls: ['https://x.test/a.png', 'http://x.test/b.png'],
     });
     assert.deepEqual(image.body, { error: 'image_urls items must be https URLs' });
+    const beforeCount = await submitImage(token, {
+      prompt: 'x',
+      image_urls: ['http://example.com/a.png'],
+      num_images: 0,
+    });
+    assert.deepEqual(beforeCount.body, { error: 'image_urls items must be https URLs' });
     assert.equal(await balance(token), 10_000, 'refused requests charge nothing');
   });
 

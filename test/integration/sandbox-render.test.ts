@@ -359,6 +359,40 @@ describe('sandbox renderer (real ffmpeg)', () => {
     assert.deepEqual(await leftovers(), [], 'the killed render left no partial output');
   });
 
+  it('stops a cancelled render: a running ffmpeg is killed, a queued one leaves the queue without running', async () => {
+    const cancelling = createSandboxRenderer({ ffmpegPath: ffmpeg, concurrency: 1, tmpDir: dir });
+    const long = { prompt: 'long', durationSeconds: 300, width: 1280, height: 720, audio: true, seed: 1 };
+    const runningControl = new AbortController();
+    const queuedControl = new AbortController();
+    const running = cancelling.video(long, runningControl.signal);
+    const queued = cancelling.video({ ...long, seed: 2 }, queuedControl.signal);
+    const after = cancelling.images({
+      prompt: 'after',
+      width: 64,
+      height: 64,
+      count: 1,
+      seed: 1,
+      references: [],
+    });
+    while (ffmpegChildren() === 0) await sleep(5);
+    assert.equal(cancelling.queued, 2);
+    queuedControl.abort();
+    await assert.rejects(queued, { name: 'RenderError', message: /cancelled/ });
+    assert.equal(cancelling.queued, 1, 'the cancelled render left the queue at once');
+    const started = Date.now();
+    runningControl.abort();
+    await assert.rejects(running, { name: 'RenderError', message: /cancelled/ });
+    assert.ok(Date.now() - started < 3000, 'the running ffmpeg was not killed');
+    const [png] = await after; // the slot went to the next render in line
+    assert.ok(png);
+    await rm(png);
+    assert.equal(cancelling.running, 0);
+    assert.equal(cancelling.queued, 0);
+    await assert.rejects(cancelling.video(long, AbortSignal.abort()), /cancelled/);
+    await cancelling.close();
+    assert.deepEqual(await leftovers(), [], 'the cancelled renders left no files');
+  });
+
   it('kills an ffmpeg that runs past its time limit', async () => {
     const limited = createSandboxRenderer({
       ffmpegPath: ffmpeg,

@@ -71,7 +71,8 @@ export async function createSandboxProvider(
   await requests.createIndexes([{ key: { created_at: 1 }, name: 'by_age' }]);
   const leaseMs = options.leaseMs ?? 15_000;
   const instance = randomUUID(); // this process: a restarted service is someone else
-  const rendering = new Set<string>();
+  /** This process's renders, by request id: a cancel stops its own render at once (queued or running). */
+  const rendering = new Map<string, AbortController>();
   let closed = false;
   // One write renews every claim of this process, however many renders wait in its queue: a write per
   // queued request would compete with the API's own writes.
@@ -108,7 +109,9 @@ export async function createSandboxProvider(
   /** Renders a claimed request in the background; `renewal` keeps the claim until the files are stored. */
   function render(request: SandboxRequestDoc): void {
     if (closed || rendering.has(request._id)) return;
-    rendering.add(request._id);
+    const controller = new AbortController();
+    rendering.set(request._id, controller);
+    const { signal } = controller;
     void (async () => {
       let files: string[] = [];
       try {
@@ -117,26 +120,32 @@ export async function createSandboxProvider(
           const { width, height } = videoDimensions(generation.resolution, generation.aspect_ratio);
           const image = generation.image ? await inputBytes(generation.image.mediaId) : undefined;
           files = [
-            await renderer.video({
-              prompt: generation.prompt,
-              durationSeconds: generation.duration_seconds,
-              width,
-              height,
-              audio: generation.generate_audio,
-              seed: generation.seed,
-              ...(image ? { image } : {}),
-            }),
+            await renderer.video(
+              {
+                prompt: generation.prompt,
+                durationSeconds: generation.duration_seconds,
+                width,
+                height,
+                audio: generation.generate_audio,
+                seed: generation.seed,
+                ...(image ? { image } : {}),
+              },
+              signal,
+            ),
           ];
         } else {
           const { width, height } = imageDimensions(generation.aspect_ratio);
-          files = await renderer.images({
-            prompt: generation.prompt,
-            width,
-            height,
-            count: generation.num_images,
-            seed: generation.seed,
-            references: await Promise.all(generation.images.map((image) => inputBytes(image.mediaId))),
-          });
+          files = await renderer.images(
+            {
+              prompt: generation.prompt,
+              width,
+              height,
+              count: generation.num_images,
+              seed: generation.seed,
+              references: await Promise.all(generation.images.map((image) => inputBytes(image.mediaId))),
+            },
+            signal,
+          );
         }
         const contentType = 'duration_seconds' in generation ? 'video/mp4' : 'image/png';
         const outputs = [];
@@ -151,6 +160,7 @@ export async function createSandboxProvider(
         );
       } catch (error) {
         if (closed) return; // shutting down: close() releases the claim and another process renders it
+        if (signal.aborted) return; // cancelled: the request says so already
         logger.error({ err: error, sandbox_request: request._id }, 'sandbox render failed');
         await requests
           .updateOne(
@@ -242,6 +252,9 @@ export async function createSandboxProvider(
         { _id: handle.requestId, state: 'pending' },
         { $set: { state: 'cancelled' } },
       );
+      // Like a real provider, stop working on it: a render left to run would hold a slot other requests wait
+      // for, and store media nobody reads. (Another process's render of it runs on, and its result is ignored.)
+      rendering.get(handle.requestId)?.abort();
       return cancelled.modifiedCount === 1;
     },
     async close() {

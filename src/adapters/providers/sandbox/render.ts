@@ -24,9 +24,9 @@ export interface ImageRender {
 /** Renders sandbox media with ffmpeg, at most `concurrency` processes at once, the rest in FIFO order. */
 export interface SandboxRenderer {
   /** Renders an H.264 mp4 (+ AAC audio only when `audio`) of exactly durationSeconds (±0.1 s) at width x height showing the prompt; with `image`, a slow zoom over that image. Resolves with the path of a temp file the caller owns (and deletes). */
-  video(spec: VideoRender): Promise<string>;
+  video(spec: VideoRender, signal?: AbortSignal): Promise<string>;
   /** Renders `count` PNG files of width x height showing the prompt; with references, composites them (edit mode). Resolves with temp file paths the caller owns. */
-  images(spec: ImageRender): Promise<string[]>;
+  images(spec: ImageRender, signal?: AbortSignal): Promise<string[]>;
   /** How many renders are running / waiting (for tests and metrics). */
   readonly running: number;
   readonly queued: number;
@@ -108,14 +108,32 @@ export function createSandboxRenderer(options: SandboxRendererOptions): SandboxR
   let closed = false;
 
   const closedError = () => new RenderError('render cancelled: the renderer is closed');
+  const abortedError = () => new RenderError('render cancelled: the request was cancelled');
 
-  function acquire(): Promise<void> {
+  /** A slot; an aborted render leaves the queue at once (a cancelled request must not wait for, or hold, one). */
+  function acquire(signal: AbortSignal | undefined): Promise<void> {
     if (closed) return Promise.reject(closedError());
+    if (signal?.aborted) return Promise.reject(abortedError());
     if (active < concurrency) {
       active += 1;
       return Promise.resolve();
     }
-    return new Promise((start, cancel) => waiting.push({ start, cancel }));
+    return new Promise((start, cancel) => {
+      const waiter = {
+        start: () => {
+          signal?.removeEventListener('abort', leave);
+          start();
+        },
+        cancel,
+      };
+      const leave = () => {
+        const index = waiting.indexOf(waiter);
+        if (index !== -1) waiting.splice(index, 1);
+        cancel(abortedError());
+      };
+      signal?.addEventListener('abort', leave, { once: true });
+      waiting.push(waiter);
+    });
   }
 
   function release(): void {
@@ -126,8 +144,14 @@ export function createSandboxRenderer(options: SandboxRendererOptions): SandboxR
   }
 
   /** Runs one ffmpeg; rejects with a readable RenderError. `inputs` says whether user files were given. */
-  function runFfmpeg(args: string[], kind: 'video' | 'image', inputs: boolean): Promise<void> {
+  function runFfmpeg(
+    args: string[],
+    kind: 'video' | 'image',
+    inputs: boolean,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
     if (closed) return Promise.reject(closedError());
+    if (signal?.aborted) return Promise.reject(abortedError());
     return new Promise((resolvePromise, reject) => {
       // Arguments go straight to execve: no shell ever sees the prompt or a path.
       const child = spawn(options.ffmpegPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -147,6 +171,8 @@ export function createSandboxRenderer(options: SandboxRendererOptions): SandboxR
         timedOut = true;
         child.kill('SIGKILL');
       }, timeoutMs);
+      const abort = () => child.kill('SIGKILL');
+      signal?.addEventListener('abort', abort, { once: true });
       child.stderr?.setEncoding('utf8');
       child.stderr?.on('data', (chunk: string) => {
         stderr = (stderr + chunk).slice(-STDERR_KEEP_BYTES);
@@ -154,20 +180,22 @@ export function createSandboxRenderer(options: SandboxRendererOptions): SandboxR
       child.once('error', (error) => {
         spawnError = error;
       });
-      child.once('close', (code, signal) => {
+      child.once('close', (code, exitSignal) => {
         clearTimeout(timer);
+        signal?.removeEventListener('abort', abort);
         children.delete(child);
         const details = lastLines(stderr);
         if (spawnError)
           reject(new RenderError(`${kind} render failed: ffmpeg could not be started`, spawnError.message));
         else if (code === 0) resolvePromise();
         else if (closed) reject(closedError());
+        else if (signal?.aborted) reject(abortedError());
         else if (timedOut) reject(new RenderError(`${kind} render timed out after ${limitText}`, details));
         else if (inputs && DECODE_FAILURE.test(stderr)) {
           const what = kind === 'video' ? 'the input image' : 'a reference image';
           reject(new RenderError(`${kind} render failed: ${what} could not be decoded`, details));
         } else {
-          const how = code === null ? `was killed by ${signal}` : `exited with code ${code}`;
+          const how = code === null ? `was killed by ${exitSignal}` : `exited with code ${code}`;
           reject(new RenderError(`${kind} render failed: ffmpeg ${how}`, details));
         }
       });
@@ -181,8 +209,9 @@ export function createSandboxRenderer(options: SandboxRendererOptions): SandboxR
     inputs: Buffer[],
     plan: (scratch: { textFile: string; inputFiles: string[] }) => RenderPlan,
     result: T,
+    signal: AbortSignal | undefined,
   ): Promise<T> {
-    await acquire();
+    await acquire(signal);
     let scratch: string | undefined;
     try {
       await mkdir(tmpRoot, { recursive: true });
@@ -194,7 +223,7 @@ export function createSandboxRenderer(options: SandboxRendererOptions): SandboxR
       const textFile = join(dir, 'caption.txt');
       const { args, captionText } = plan({ textFile, inputFiles });
       await writeFile(textFile, captionText, 'utf8');
-      await runFfmpeg(args, kind, inputs.length > 0);
+      await runFfmpeg(args, kind, inputs.length > 0, signal);
       for (const output of outputs) {
         const size = await stat(output).then(
           (s) => s.size,
@@ -222,7 +251,7 @@ export function createSandboxRenderer(options: SandboxRendererOptions): SandboxR
   const outputPath = (extension: string) => join(tmpRoot, `mf-sandbox-${randomUUID()}.${extension}`);
 
   return {
-    video(spec) {
+    video(spec, signal) {
       try {
         checkVideo(spec);
       } catch (error) {
@@ -237,11 +266,12 @@ export function createSandboxRenderer(options: SandboxRendererOptions): SandboxR
           ({ textFile, inputFiles }) =>
             videoRenderPlan(spec, { textFile, fontFile: font, imageFile: inputFiles[0], output }),
           output,
+          signal,
         ),
       );
     },
 
-    images(spec) {
+    images(spec, signal) {
       try {
         checkImages(spec);
       } catch (error) {
@@ -256,6 +286,7 @@ export function createSandboxRenderer(options: SandboxRendererOptions): SandboxR
           ({ textFile, inputFiles }) =>
             imageRenderPlan(spec, { textFile, fontFile: font, referenceFiles: inputFiles, outputs }),
           outputs,
+          signal,
         ),
       );
     },

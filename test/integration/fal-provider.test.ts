@@ -114,6 +114,8 @@ describe('fal provider', () => {
 
   describe('submit', () => {
     it('posts a video generation to its endpoint with fal field names and duration as a string', async () => {
+      // Queued long enough that a loaded machine cannot see it finish between the submit and the check.
+      fal.setBehaviour({ queueMs: 60_000 });
       const handle = await provider.submit(video());
       const [sent] = fal.requests;
       assert.equal(sent?.method, 'POST');

@@ -67,18 +67,21 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
 
     const platform = await startPlatform(config, { clock, log, metrics, baseUrl });
     closers.push(() => platform.close());
-    const accounts = accountsFeature(config, platform, adminToken);
-    const webhooks = await webhooksFeature(config, platform);
-    const jobs = await jobsFeature(config, platform, (job) => webhooks.jobFinished(job));
-    const router = new Router();
-    const meta = metaFeature(config, platform, () => router.routes);
-    const features: Feature[] = [accounts, webhooks, jobs, meta];
-    for (const route of features.flatMap((feature) => feature.routes)) router.add(route);
-
-    for (const feature of features) {
-      await feature.start();
+    const features: Feature[] = [];
+    // A feature's stop is registered as soon as it exists: a start-up that fails later still releases what
+    // the feature built (its scheduler, its provider), and `stop` is safe on a feature that never started.
+    const wired = <F extends Feature>(feature: F): F => {
+      features.push(feature);
       closers.push(() => feature.stop());
-    }
+      return feature;
+    };
+    const accounts = wired(accountsFeature(config, platform, adminToken));
+    const webhooks = wired(await webhooksFeature(config, platform));
+    wired(await jobsFeature(config, platform, (job) => webhooks.jobFinished(job)));
+    const router = new Router();
+    wired(metaFeature(config, platform, () => router.routes));
+    for (const route of features.flatMap((feature) => feature.routes)) router.add(route);
+    for (const feature of features) await feature.start();
     server.serve(
       createPipeline({
         router,

@@ -3,7 +3,7 @@ import type { RouteDefinition } from '../http/route.ts';
 /**
  * One feature's wiring (accounts, jobs, webhooks; later editor, export, MCP, dashboard): its routes, what it
  * starts once the service is wired (resumed timers, periodic sweeps) and what it stops on shutdown. `stop`
- * resolves when nothing of the feature runs any more.
+ * resolves when nothing of the feature runs any more, and is safe on a feature whose `start` never ran.
  */
 export interface Feature {
   routes: readonly RouteDefinition[];

@@ -29,6 +29,9 @@ export function createChecker<S extends TSchema>(
   const validator = Compile(schema);
   const order = Object.keys((schema as { properties?: object }).properties ?? {});
   const label = options.label ?? ((field: string) => field);
+  for (const rule of options.rules ?? []) {
+    if (!order.includes(rule.field)) throw new Error(`rule for ${rule.field}: the schema has no such field`);
+  }
   const rules = [...(options.rules ?? [])].sort((a, b) => order.indexOf(a.field) - order.indexOf(b.field));
   /** The first rule placed before `limit` (a field's rank) that fails. */
   const failedRule = (value: Static<S>, limit: number) =>

@@ -3,6 +3,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { AppError } from '../../src/domain/errors.ts';
+import { createChecker } from '../../schemas/validate.ts';
+import { VideoGenerateBody } from '../../schemas/jobs.ts';
 import { jobRoutes } from '../../src/http/routes/jobs.ts';
 import { adminRoutes } from '../../src/http/routes/admin.ts';
 import { mediaRoute } from '../../src/http/routes/media.ts';
@@ -140,6 +142,16 @@ describe('route input: path parameters and queries', () => {
     assert.equal(
       paramsAndQuery(list, {}, 'status=done'),
       '400 status must be one of processing, completed, failed, cancelled',
+    );
+  });
+});
+
+describe('field rules', () => {
+  it('refuses a rule placed at a field the schema does not have', async () => {
+    assert.throws(
+      () =>
+        createChecker(VideoGenerateBody, { rules: [{ field: 'imageurl', check: () => true, message: 'x' }] }),
+      /no such field/,
     );
   });
 });

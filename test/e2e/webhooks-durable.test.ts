@@ -230,8 +230,10 @@ describe('durable webhooks, single node (MongoDB outlives the service)', () => {
   it('does not let 50 endpoints hanging until the time-out delay a healthy delivery', async () => {
     const service = await startService(
       singleEnv(freshDb(), {
-        WEBHOOK_TIMEOUT_MS: '30000', // longer than the whole scenario: every hanging attempt stays open
-        WEBHOOK_RETRY_DELAYS_MS: '60000,60000,60000',
+        // Far longer than the whole scenario, so every hanging attempt stays open until the check: under CI load
+        // the 50 renders alone took over 30 s, and the first attempts timed out before the healthy one arrived.
+        WEBHOOK_TIMEOUT_MS: '600000',
+        WEBHOOK_RETRY_DELAYS_MS: '600000,600000,600000',
         SANDBOX_RENDER_CONCURRENCY: '4',
       }),
     );
@@ -397,8 +399,10 @@ describe(
     it('does not let 50 endpoints hanging until the time-out delay a healthy delivery', async () => {
       const cluster = await freshCluster();
       const extra = {
-        WEBHOOK_TIMEOUT_MS: '30000', // longer than the whole scenario: every hanging attempt stays open
-        WEBHOOK_RETRY_DELAYS_MS: '60000,60000,60000',
+        // Far longer than the whole scenario, so every hanging attempt stays open until the check: under CI load
+        // the 50 renders alone took over 30 s, and the first attempts timed out before the healthy one arrived.
+        WEBHOOK_TIMEOUT_MS: '600000',
+        WEBHOOK_RETRY_DELAYS_MS: '600000,600000,600000',
         SANDBOX_RENDER_CONCURRENCY: '4',
       };
       const nodes = await Promise.all([

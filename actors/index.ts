@@ -2,3 +2,9 @@
 // and the in-process event bus; the JetStream transport is an adapter (src/adapters/nats/actor-transport.ts).
 export * from './user.ts';
 export * from './runtime/index.ts';
+export * from './project.ts';
+export * from './project-commit.ts';
+export * from './project-edits.ts';
+export * from './project-timeline.ts';
+export * from './project-turns.ts';
+export * from './project-views.ts';

@@ -15,10 +15,13 @@ import type { FieldRule } from './validate.ts';
 // Whether a URL is https (or our own media, any scheme) needs the service's base URL: the rules below take that
 // check as a function and run at their field's place in the order.
 
+/** One of `values`, typed as their union (a mapped array of literals would infer as `never`). */
 const oneOf = <T extends string | number>(values: readonly T[], options: Record<string, unknown>) =>
-  Type.Union(
-    values.map((value) => Type.Literal(value)),
-    options,
+  Type.Unsafe<T>(
+    Type.Union(
+      values.map((value) => Type.Literal(value)),
+      options,
+    ),
   );
 
 const Prompt = Type.String({

@@ -15,6 +15,8 @@ import { accountsFeature } from './features/accounts.ts';
 import { webhooksFeature } from './features/webhooks.ts';
 import { jobsFeature } from './features/jobs.ts';
 import { metaFeature } from './features/meta.ts';
+import { editorFeature } from './features/editor.ts';
+import type { JobRecord } from './ports/jobs-repository.ts';
 
 /** Parts a test may replace (DESIGN.md §5: fakes go through the same factory). */
 export interface AppDeps {
@@ -77,7 +79,15 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
     };
     const accounts = wired(accountsFeature(config, platform, adminToken));
     const webhooks = wired(await webhooksFeature(config, platform));
-    wired(await jobsFeature(config, platform, (job) => webhooks.jobFinished(job)));
+    let editorJobFinished: (job: JobRecord) => void = () => undefined;
+    const jobs = wired(
+      await jobsFeature(config, platform, (job) => {
+        webhooks.jobFinished(job);
+        editorJobFinished(job);
+      }),
+    );
+    const editor = wired(editorFeature(config, platform, jobs.service));
+    editorJobFinished = (job) => editor.jobFinished(job);
     const router = new Router();
     wired(metaFeature(config, platform, () => router.routes));
     for (const route of features.flatMap((feature) => feature.routes)) router.add(route);

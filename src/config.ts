@@ -72,6 +72,11 @@ export const EnvSchema = Type.Object({
   JOB_SWEEP_INTERVAL_MS: Int({ minimum: 100, default: 30_000 }),
   SHUTDOWN_GRACE_MS: Int({ default: 30_000 }),
   SUBMIT_ABANDONED_MS: Int({ minimum: 1000, default: 300_000 }),
+  AGENT: OneOf(['builtin', 'llm'], 'builtin'),
+  LLM_API_KEY: Text(),
+  TURN_LEASE_MS: Int({ minimum: 1000, default: 30_000 }),
+  TURN_QUEUE_MAX: Int({ minimum: 0, default: 10 }),
+  UPLOAD_MAX_BYTES: Int({ minimum: 1, default: 209_715_200 }),
 });
 
 export type Env = Static<typeof EnvSchema>;
@@ -122,6 +127,15 @@ export interface Config {
   submitAbandonedMs: number;
   /** How long a stopping node lets in-flight requests finish (`SHUTDOWN_GRACE_MS`). */
   shutdownGraceMs: number;
+  /** The editor's agent (`AGENT`); `llmApiKey` is its credential when `llm`. */
+  agent: Env['AGENT'];
+  llmApiKey: string | undefined;
+  /** A granted agent turn whose node stops renewing is failed after this long (`TURN_LEASE_MS`). */
+  turnLeaseMs: number;
+  /** Agent turns waiting per project before instruct answers 429 (`TURN_QUEUE_MAX`). */
+  turnQueueMax: number;
+  /** Largest asset upload or import (`UPLOAD_MAX_BYTES`). */
+  uploadMaxBytes: number;
   /** Fixed tuning (not environment variables): measured choices, kept here so every setting is in one place. */
   tuning: Tuning;
 }
@@ -149,6 +163,10 @@ export interface Tuning {
   maxPendingWebhooks: number;
   /** Cluster mode: a node that died mid-attempt hands it over after this (and at least twice the time-out). */
   webhookMinAckWaitMs: number;
+  /** How often a turn looks at the job it waits for (the job itself is polled by the jobs feature). */
+  turnJobCheckMs: number;
+  /** How often a turn waiting for its job announces `media.progress`. */
+  mediaProgressIntervalMs: number;
 }
 
 const TUNING: Readonly<Tuning> = {
@@ -161,6 +179,8 @@ const TUNING: Readonly<Tuning> = {
   webhookAttemptsPerNode: 512,
   maxPendingWebhooks: 1_000_000,
   webhookMinAckWaitMs: 30_000,
+  turnJobCheckMs: 500,
+  mediaProgressIntervalMs: 2000,
 };
 
 /** A configuration problem, reported to the operator as one line. */
@@ -209,6 +229,9 @@ function toConfig(env: Env): Config {
   }
   if (env.PROVIDER === 'fal' && !env.FAL_KEY) {
     throw new ConfigError('PROVIDER=fal needs FAL_KEY (the fal API key)');
+  }
+  if (env.AGENT === 'llm' && env.LLM_API_KEY) {
+    throw new ConfigError('AGENT=llm is not supported by this version yet: use AGENT=builtin');
   }
   if (env.MONGO_URL && !/^mongodb(\+srv)?:\/\//.test(env.MONGO_URL)) {
     throw new ConfigError('MONGO_URL must be a mongodb:// or mongodb+srv:// URL');
@@ -265,6 +288,11 @@ function toConfig(env: Env): Config {
     jobSweepIntervalMs: env.JOB_SWEEP_INTERVAL_MS,
     submitAbandonedMs: env.SUBMIT_ABANDONED_MS,
     shutdownGraceMs: env.SHUTDOWN_GRACE_MS,
+    agent: env.AGENT,
+    llmApiKey: env.LLM_API_KEY,
+    turnLeaseMs: env.TURN_LEASE_MS,
+    turnQueueMax: env.TURN_QUEUE_MAX,
+    uploadMaxBytes: env.UPLOAD_MAX_BYTES,
     tuning: { ...TUNING },
   };
 }

@@ -6,3 +6,4 @@ export * from './nats/index.ts';
 export * from './net/index.ts';
 export * from './providers/index.ts';
 export * from './storage/index.ts';
+export * from './agent/index.ts';

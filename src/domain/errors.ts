@@ -9,6 +9,7 @@ export const ERROR_STATUS = {
   method_not_allowed: 405,
   conflict: 409,
   payload_too_large: 413,
+  unsupported_media: 415,
   unprocessable: 422,
   rate_limited: 429,
   internal: 500,

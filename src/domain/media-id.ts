@@ -1,4 +1,7 @@
+import { createHash } from 'node:crypto';
 import { randomBase62 } from './ids.ts';
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 const RANDOM_LENGTH = 24; // 24 base62 characters ≈ 143 random bits: unguessable
 const EXTENSION = /^[a-z0-9]{1,8}$/;
@@ -17,4 +20,20 @@ export function newMediaId(extension: string): string {
 /** True exactly for text shaped like an id from `newMediaId`. */
 export function isMediaId(text: string): boolean {
   return MEDIA_ID.test(text);
+}
+
+/**
+ * A media id derived from `seed` (say, the job an asset copies): the same seed always names the same file, so
+ * a repeated copy overwrites instead of leaving an orphan. As unguessable as the seed (a random job id).
+ */
+export function derivedMediaId(seed: string, extension: string): string {
+  const ext = extension.replace(/^\./, '').toLowerCase();
+  if (!EXTENSION.test(ext)) throw new Error(`invalid media extension: ${JSON.stringify(extension)}`);
+  const digest = createHash('sha256').update(`media:${seed}`).digest();
+  let id = '';
+  for (const byte of digest) {
+    if (byte < 248) id += BASE62[byte % 62];
+    if (id.length === RANDOM_LENGTH) break;
+  }
+  return `med_${id}.${ext}`;
 }

@@ -1,4 +1,5 @@
 export * from './accounts.ts';
+export * from './editor.ts';
 export * from './feature.ts';
 export * from './jobs.ts';
 export * from './meta.ts';

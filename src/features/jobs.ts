@@ -7,7 +7,7 @@ import { resolveFfmpeg } from '../adapters/media/index.ts';
 import { createFalProvider } from '../adapters/providers/fal.ts';
 import { createSandboxProvider } from '../adapters/providers/sandbox/provider.ts';
 import { createSandboxRenderer } from '../adapters/providers/sandbox/render.ts';
-import { createJobsService } from '../services/jobs.ts';
+import { createJobsService, type JobsService } from '../services/jobs.ts';
 import { createJobCompletion } from '../services/job-completion.ts';
 import { createJobSweeper } from '../services/job-sweeper.ts';
 import {
@@ -50,7 +50,7 @@ export async function jobsFeature(
   config: JobsConfig,
   platform: Platform,
   onFinished: (job: JobRecord) => void,
-): Promise<Feature> {
+): Promise<Feature & { service: JobsService }> {
   const { clock, log, store, credits, baseUrl: publicBaseUrl } = platform;
   const { jobs, users } = platform.repositories;
   const pollIntervalMs = config.providerPollIntervalMs;
@@ -121,6 +121,7 @@ export async function jobsFeature(
   });
   let sweep: PeriodicTask | undefined;
   return {
+    service,
     routes: [...jobRoutes(service, (url) => isAcceptedImageUrl(url, publicBaseUrl)), mediaRoute(store)],
     async start() {
       await sweeper.resume(); // a restart forgot the timers; the jobs are all in MongoDB

@@ -8,6 +8,11 @@ import type { ApiKeysRepository } from '../ports/api-keys-repository.ts';
 import type { CreditLedger } from '../ports/credit-ledger.ts';
 import type { JobsRepository } from '../ports/jobs-repository.ts';
 import type { WebhookDeliveriesRepository } from '../ports/webhook-deliveries-repository.ts';
+import type { ProjectsRepository } from '../ports/projects-repository.ts';
+import type { AssetsRepository } from '../ports/assets-repository.ts';
+import type { ThreadRepository } from '../ports/thread-repository.ts';
+import type { EventHistory } from '../ports/event-history.ts';
+import type { EventBus } from '../ports/event-bus.ts';
 import { startEmbeddedMongo } from '../adapters/embedded/jongodb.ts';
 import { connectMongo, type MongoConnection } from '../adapters/mongo/connect.ts';
 import { createMongoUsers } from '../adapters/mongo/users.ts';
@@ -16,6 +21,12 @@ import { createMongoCreditLedger } from '../adapters/mongo/credit-ledger.ts';
 import { createMongoAuditSink } from '../adapters/mongo/audit-sink.ts';
 import { createMongoJobs } from '../adapters/mongo/jobs.ts';
 import { createMongoWebhookDeliveries } from '../adapters/mongo/webhook-deliveries.ts';
+import {
+  createMongoAssets,
+  createMongoEventHistory,
+  createMongoProjects,
+  createMongoThread,
+} from '../adapters/mongo/index.ts';
 import { jobsOnServer, webhookDeliveriesOnServer } from '../adapters/mongo/jongodb-serial.ts';
 import { createFileAuditSink } from '../adapters/audit/index.ts';
 import { createFsMediaStore, createGridFsMediaStore } from '../adapters/storage/index.ts';
@@ -23,12 +34,17 @@ import { connectNats, type NatsLink } from '../adapters/nats/connect.ts';
 import { createJetStreamTransport } from '../adapters/nats/actor-transport.ts';
 import {
   createActorSystem,
+  createInProcessEventBus,
   createInProcessTransport,
+  projectActor,
+  projectCommands,
   userActor,
   userCredits,
   type ActorSystem,
+  type ProjectCommands,
   type UserCredits,
 } from '../../actors/index.ts';
+import { ownMediaPrefix } from '../services/inbound-images.ts';
 import { actorMetrics, type MetricsRegistry } from '../observability/index.ts';
 import { createAuditLog, type AuditLog } from '../services/audit-log.ts';
 
@@ -39,6 +55,10 @@ export interface Repositories {
   ledger: CreditLedger;
   jobs: JobsRepository;
   deliveries: WebhookDeliveriesRepository;
+  projects: ProjectsRepository;
+  assets: AssetsRepository;
+  thread: ThreadRepository;
+  history: EventHistory;
 }
 
 /** What every feature is wired from: the infrastructure of the configured mode, started once. */
@@ -58,6 +78,12 @@ export interface Platform {
   actors: ActorSystem;
   /** The one way services change balances (the user actor). */
   credits: UserCredits;
+  /** The one way services change projects (the project actor). */
+  projects: ProjectCommands;
+  /** Where actors' events go (project events: `project.<id>`). */
+  events: EventBus;
+  /** The public URL of a stored file. */
+  mediaUrl(mediaId: string): string;
   /** Stops the actors, flushes the audit log and closes the connections (and the embedded database). */
   close(): Promise<void>;
 }
@@ -90,16 +116,21 @@ export async function startPlatform(
       closers.push(() => nats!.close());
     }
 
-    const [store, users, keys, ledger, jobs, deliveries] = await Promise.all([
-      config.mediaStore === 'gridfs'
-        ? createGridFsMediaStore(mongo.db)
-        : createFsMediaStore({ dir: config.mediaDir }),
-      createMongoUsers(mongo.db),
-      createMongoApiKeys(mongo.db),
-      createMongoCreditLedger(mongo.db, clock),
-      createMongoJobs(mongo.db),
-      createMongoWebhookDeliveries(mongo.db),
-    ]);
+    const [store, users, keys, ledger, jobs, deliveries, projects, assets, thread, history] =
+      await Promise.all([
+        config.mediaStore === 'gridfs'
+          ? createGridFsMediaStore(mongo.db)
+          : createFsMediaStore({ dir: config.mediaDir }),
+        createMongoUsers(mongo.db),
+        createMongoApiKeys(mongo.db),
+        createMongoCreditLedger(mongo.db, clock),
+        createMongoJobs(mongo.db),
+        createMongoWebhookDeliveries(mongo.db),
+        createMongoProjects(mongo.db),
+        createMongoAssets(mongo.db),
+        createMongoThread(mongo.db),
+        createMongoEventHistory(mongo.db),
+      ]);
     const repositories: Repositories = {
       users,
       keys,
@@ -107,7 +138,13 @@ export async function startPlatform(
       // jongodb's conditional updates are not atomic across connections: ordered per id there only.
       jobs: jobsOnServer(mongo, jobs),
       deliveries: webhookDeliveriesOnServer(mongo, deliveries),
+      projects,
+      assets,
+      thread,
+      history,
     };
+    const mediaUrl = (mediaId: string) => ownMediaPrefix(base.baseUrl) + mediaId;
+    const events = createInProcessEventBus({ logger: log });
 
     const auditSink: AuditSink =
       config.auditSink === 'file'
@@ -126,7 +163,23 @@ export async function startPlatform(
             logger: log,
           })
         : createInProcessTransport(),
-      kinds: [{ actor: userActor, ports: { ledger }, settings: { ackWaitMs: config.actorAckWaitMs } }],
+      kinds: [
+        { actor: userActor, ports: { ledger }, settings: { ackWaitMs: config.actorAckWaitMs } },
+        {
+          actor: projectActor,
+          ports: {
+            projects,
+            assets,
+            thread,
+            history,
+            mediaUrl,
+            turnLeaseMs: config.turnLeaseMs,
+            turnQueueMax: config.turnQueueMax,
+          },
+          settings: { ackWaitMs: config.actorAckWaitMs },
+        },
+      ],
+      events,
       logger: log,
       clock,
       metrics: actorMetrics(base.metrics),
@@ -143,6 +196,9 @@ export async function startPlatform(
       audit,
       actors,
       credits: userCredits(actors),
+      projects: projectCommands(actors),
+      events,
+      mediaUrl,
       close,
     };
   } catch (error) {

@@ -19,11 +19,13 @@ import {
   type RequestContext,
   type RouteAuth,
   type RouteDefinition,
+  type UploadBody,
 } from './route.ts';
 import { type KeyPrincipal } from '../domain/principal.ts';
 import type { RouteMatch, Router } from './router.ts';
 import { clientAddress } from './client-address.ts';
 import { compileRouteInput, type RouteInputChecker } from './route-input.ts';
+import { parseJson } from './json-body.ts';
 import { HttpMetrics } from './http-metrics.ts';
 
 /** What the pipeline needs: the routes and the cross-cutting services every request passes through. */
@@ -84,6 +86,8 @@ class Exchange implements RequestContext {
   params: unknown = undefined;
   query: unknown = undefined;
   body: unknown = undefined;
+  resource: unknown = undefined;
+  upload: UploadBody | undefined = undefined;
   private readonly started = performance.now();
   private limit: WindowDecision | undefined;
   private match: RouteMatch | undefined;
@@ -203,11 +207,41 @@ class Exchange implements RequestContext {
     const { params, query } = input.paramsAndQuery(match.params, this.request.rawQuery);
     this.params = params;
     this.query = query;
-    if (!input.hasBody) return route.handle(this);
-    return this.request.body().then((raw) => {
-      this.body = input.body(raw);
-      return route.handle(this);
-    });
+    if (!input.hasBody && !route.resource && !route.upload) return route.handle(this);
+    return this.withBody(route, input);
+  }
+
+  /**
+   * The body's part of a request, in CONTRACT's order: the route's resource is loaded first (404 before any
+   * 400), then the JSON body is checked — or, on an upload route given a media type, handed over as a stream.
+   */
+  private async withBody(route: RouteDefinition, input: RouteInputChecker): Promise<Reply> {
+    const media = route.upload
+      ? mediaTypeOf(this.headers['content-type'], route.upload.contentTypes)
+      : undefined;
+    let parsed: { value: unknown } | { error: unknown } | undefined;
+    if (input.hasBody && !media) {
+      const raw = await this.request.body();
+      try {
+        parsed = { value: parseJson(raw) };
+      } catch (error) {
+        parsed = { error };
+      }
+    }
+    if (route.resource) {
+      const json = parsed && 'value' in parsed && isObject(parsed.value) ? parsed.value : undefined;
+      this.resource = await route.resource(
+        this as RequestContext<RouteAuth, unknown, unknown, undefined>,
+        json,
+      );
+    }
+    if (media) {
+      this.upload = { contentType: media, stream: this.request.bodyStream(route.upload!.maxBytes) };
+    } else if (parsed) {
+      if ('error' in parsed) throw parsed.error;
+      this.body = input.checkBody(parsed.value);
+    }
+    return route.handle(this);
   }
 
   /** Records the audit entry and the request metrics, and shapes the answer. */
@@ -257,6 +291,15 @@ class Exchange implements RequestContext {
     this.deps.log.error({ err: error, request_id: this.requestId }, 'unhandled error');
     return { status: 500, body: { error: 'Internal server error', request_id: this.requestId } };
   }
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** The request's media type (without parameters, lower case) when it is one of `accepted`. */
+function mediaTypeOf(header: string | undefined, accepted: readonly string[]): string | undefined {
+  const type = header?.split(';')[0]!.trim().toLowerCase();
+  return type && accepted.includes(type) ? type : undefined;
 }
 
 function implicitAuth(path: string): RouteAuth {

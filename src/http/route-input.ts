@@ -10,7 +10,10 @@ export interface RouteInputChecker {
   paramsAndQuery(params: Record<string, string>, rawQuery: string): { params: unknown; query: unknown };
   /** Whether the route takes a body (then `body` parses and checks it). */
   readonly hasBody: boolean;
+  /** Parses and checks a raw body. */
   body(raw: Buffer): unknown;
+  /** Checks a body already parsed (`parseJson`). */
+  checkBody(value: unknown): unknown;
 }
 
 const PARAM_MAX_LENGTH = 200;
@@ -40,7 +43,9 @@ export function compileRouteInput(route: RouteDefinition): RouteInputChecker {
     },
     hasBody: body !== undefined,
     body(raw) {
-      const value = parseJson(raw);
+      return this.checkBody(parseJson(raw));
+    },
+    checkBody(value) {
       if (value === null || typeof value !== 'object' || Array.isArray(value)) {
         throw new AppError('bad_request', 'Request body must be a JSON object');
       }

@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import { Readable } from 'node:stream';
 import * as uws from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import { AppError } from '../domain/errors.ts';
@@ -67,6 +68,7 @@ export function startHttpServer(options: {
       headers,
       remoteAddress,
       body: body.read,
+      bodyStream: body.stream,
       aborted: false,
     };
     let stopStreaming: (() => void) | undefined;
@@ -133,48 +135,94 @@ export function startHttpServer(options: {
 
 interface BodyReader {
   read(): Promise<Buffer>;
+  stream(maxBytes: number): Readable;
   complete(): boolean;
   abort(): void;
 }
 
 const emptyBody: BodyReader = {
   read: () => Promise.resolve(Buffer.alloc(0)),
+  stream: () => Readable.from([]),
   complete: () => true,
   abort: () => undefined,
 };
 
-/** Starts buffering the body at once (uWebSockets.js needs onData attached synchronously). */
+/** How much of a body is buffered ahead of its reader before the socket is paused. */
+const BODY_HIGH_WATER_MARK = 256 * 1024;
+
+/**
+ * The body as a stream with backpressure (uWebSockets.js needs onData attached synchronously): chunks are
+ * copied into a Readable, and the socket is paused while the reader is behind, so an upload of any size
+ * holds at most about `BODY_HIGH_WATER_MARK` in memory. A route reads it once: whole (`read`, JSON bodies,
+ * at most `limit`) or as a stream (`stream(maxBytes)`, uploads). A body announced larger than its reader's
+ * limit is refused (413) without being read; the connection is closed after the answer.
+ */
 function readBody(res: uws.HttpResponse, headers: Record<string, string>, limit: number): BodyReader {
   let complete = false;
-  let abort: () => void = () => undefined;
+  let paused = false;
+  let gone = false;
   const declared = Number(headers['content-length']);
-  const tooLarge = () => new AppError('payload_too_large', `Request body too large (max ${limit} bytes)`);
-  const promise = new Promise<Buffer>((resolve, reject) => {
-    abort = () => reject(new ClientGoneError());
-    if (Number.isFinite(declared) && declared > limit) {
-      // Do not read what was announced as too large; the connection is closed after the 413.
-      res.onData(() => undefined);
-      return reject(tooLarge());
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let failed = false;
-    res.onData((chunk, isLast) => {
-      if (failed) return;
-      size += chunk.byteLength;
-      if (size > limit) {
-        failed = true;
-        return reject(tooLarge());
+  const tooLarge = (max: number) =>
+    new AppError('payload_too_large', `Request body too large (max ${max} bytes)`);
+  const source = new Readable({
+    highWaterMark: BODY_HIGH_WATER_MARK,
+    read() {
+      if (paused && !gone) {
+        paused = false;
+        res.resume();
       }
-      chunks.push(Buffer.from(chunk.slice(0))); // the ArrayBuffer is reused by uWebSockets.js after this call
-      if (isLast) {
-        complete = true;
-        resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
-      }
-    });
+    },
   });
-  promise.catch(() => undefined); // a handler that never reads the body must not leave an unhandled rejection
-  return { read: () => promise, complete: () => complete, abort: () => abort() };
+  source.on('error', () => undefined); // the reader hears of failures through its own promise or stream
+  res.onData((chunk, isLast) => {
+    if (source.destroyed) return;
+    // The ArrayBuffer is reused by uWebSockets.js after this call: copy it.
+    const accepted = chunk.byteLength === 0 || source.push(Buffer.from(chunk.slice(0)));
+    if (isLast) {
+      complete = true;
+      source.push(null);
+    } else if (!accepted && !paused) {
+      paused = true;
+      res.pause();
+    }
+  });
+  let taken = false;
+  /** The body, at most `max` bytes, for its one reader. */
+  function take(max: number): Readable {
+    if (taken) throw new Error('the request body was already read');
+    taken = true;
+    if (Number.isFinite(declared) && declared > max) {
+      source.destroy();
+      throw tooLarge(max);
+    }
+    let size = 0;
+    return Readable.from(
+      (async function* limited() {
+        for await (const chunk of source as AsyncIterable<Buffer>) {
+          size += chunk.length;
+          if (size > max) {
+            source.destroy();
+            throw tooLarge(max);
+          }
+          yield chunk;
+        }
+      })(),
+      { objectMode: false },
+    );
+  }
+  return {
+    async read() {
+      const chunks: Buffer[] = [];
+      for await (const chunk of take(limit) as AsyncIterable<Buffer>) chunks.push(chunk);
+      return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+    },
+    stream: (max) => take(max),
+    complete: () => complete,
+    abort: () => {
+      gone = true;
+      source.destroy(new ClientGoneError());
+    },
+  };
 }
 
 // Answers that never carry a body, nor a Content-Length (RFC 9110 §8.6).

@@ -12,6 +12,11 @@ export interface IncomingRequest {
   remoteAddress: string;
   /** The whole body (bounded); rejects with a 413 AppError when it is too large. */
   body(): Promise<Buffer>;
+  /**
+   * The body as a stream read with backpressure (uploads), at most `maxBytes` (else it fails with a 413
+   * AppError; one announced larger throws at once). A body is read once: by `body()` or by this.
+   */
+  bodyStream(maxBytes: number): Readable;
   /** True once the client has gone away; nothing may be written then. */
   readonly aborted: boolean;
 }

@@ -10,6 +10,13 @@ export type JobStatus = 'submitting' | 'processing' | 'failing' | 'completed' | 
 /** A finished job's files, as public URLs (spec §2.3). */
 export type JobResult = { video: string } | { images: string[] };
 
+/** The editor turn a job was generated for (CONTRACT §4.1): its media become that project's assets. */
+export interface JobOrigin {
+  project_id: string;
+  video_id: string;
+  turn_id: string;
+}
+
 /** A generation job as stored. */
 export interface JobRecord {
   id: string;
@@ -44,6 +51,8 @@ export interface JobRecord {
   completed_at: Date | null;
   /** When the job fails for good if the provider has not finished (`PROVIDER_TIMEOUT_MS`). */
   deadline_at: Date;
+  /** Set for media an editor turn generated. */
+  origin?: JobOrigin;
 }
 
 /** A move out of `processing`: terminal, or `failing` until the refund is confirmed. */

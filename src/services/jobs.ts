@@ -12,7 +12,7 @@ import { toJobView } from './job-view.ts';
 import { debitOpId, settleRefund, undoSubmit } from './job-refunds.ts';
 import { ProviderRejection, type Generation, type MediaProvider } from '../ports/media-provider.ts';
 import { type MediaStore } from '../ports/media-store.ts';
-import type { JobRecord, JobsRepository, JobStatus } from '../ports/jobs-repository.ts';
+import type { JobOrigin, JobRecord, JobsRepository, JobStatus } from '../ports/jobs-repository.ts';
 import type { WorkScheduler } from '../ports/work-scheduler.ts';
 
 /** Schedules a processing job's next provider poll (the in-process timer queue or JetStream `MF_JOBS`). */
@@ -59,6 +59,7 @@ export function newJobRecord(fields: {
   credits: number;
   now: Date;
   providerTimeoutMs: number;
+  origin?: JobOrigin;
 }): JobRecord {
   const { id, now } = fields;
   return {
@@ -82,7 +83,14 @@ export function newJobRecord(fields: {
     updated_at: now,
     completed_at: null,
     deadline_at: new Date(now.getTime() + fields.providerTimeoutMs),
+    ...(fields.origin ? { origin: fields.origin } : {}),
   };
+}
+
+/** Options of a submit beyond its body. */
+export interface SubmitOptions {
+  /** The editor turn the job is generated for. */
+  origin?: JobOrigin;
 }
 
 /** Submitting, reading, listing and cancelling generation jobs (spec §3.1, §4.2–4.5). */
@@ -100,6 +108,7 @@ export function createJobsService(deps: JobsServiceDeps) {
     type: JobRecord['type'],
     cost: number,
     buildGeneration: () => Promise<Generation>,
+    options: SubmitOptions,
   ): Promise<SubmitAnswer> {
     // A user who cannot pay is refused before the inputs are fetched (up to 20 MiB each), with the debit's
     // own answer; a balance spent between this read and the debit is still refused by the debit below.
@@ -115,6 +124,7 @@ export function createJobsService(deps: JobsServiceDeps) {
       credits: cost,
       now: new Date(clock.now()),
       providerTimeoutMs: deps.providerTimeoutMs,
+      ...(options.origin ? { origin: options.origin } : {}),
     });
     const id = job.id;
     try {
@@ -173,7 +183,11 @@ export function createJobsService(deps: JobsServiceDeps) {
 
   return {
     /** `POST /api/v1/video/vidmodel-2/generate` with a body validated by its schema and rules (schemas/jobs.ts). */
-    async submitVideo(principal: KeyPrincipal, body: VideoGenerateRequest): Promise<SubmitAnswer> {
+    async submitVideo(
+      principal: KeyPrincipal,
+      body: VideoGenerateRequest,
+      options: SubmitOptions = {},
+    ): Promise<SubmitAnswer> {
       const model = body.fast ? MODEL_IDS.videoFast : MODEL_IDS.video;
       const cost = videoCost({
         fast: body.fast,
@@ -181,28 +195,46 @@ export function createJobsService(deps: JobsServiceDeps) {
         durationSeconds: body.duration_seconds,
         generateAudio: body.generate_audio,
       });
-      return submit(principal, model, 'video', cost, async () => ({
-        capability: body.fast ? 'fast-text-to-video' : body.image_url ? 'image-to-video' : 'text-to-video',
-        prompt: body.prompt,
-        duration_seconds: body.duration_seconds,
-        aspect_ratio: body.aspect_ratio,
-        resolution: body.resolution,
-        generate_audio: body.generate_audio,
-        seed: body.seed ?? randomInt(SEED_MAX),
-        ...(body.image_url ? { image: await deps.inbound.resolve(body.image_url, 'image_url') } : {}),
-      }));
+      return submit(
+        principal,
+        model,
+        'video',
+        cost,
+        async () => ({
+          capability: body.fast ? 'fast-text-to-video' : body.image_url ? 'image-to-video' : 'text-to-video',
+          prompt: body.prompt,
+          duration_seconds: body.duration_seconds,
+          aspect_ratio: body.aspect_ratio,
+          resolution: body.resolution,
+          generate_audio: body.generate_audio,
+          seed: body.seed ?? randomInt(SEED_MAX),
+          ...(body.image_url ? { image: await deps.inbound.resolve(body.image_url, 'image_url') } : {}),
+        }),
+        options,
+      );
     },
 
     /** `POST /api/v1/image/nano-banana/generate` with a body validated by its schema and rules (schemas/jobs.ts). */
-    async submitImage(principal: KeyPrincipal, body: ImageGenerateRequest): Promise<SubmitAnswer> {
-      return submit(principal, MODEL_IDS.image, 'image', imageCost(body.num_images), async () => ({
-        capability: body.image_urls.length > 0 ? 'image-edit' : 'text-to-image',
-        prompt: body.prompt,
-        num_images: body.num_images,
-        aspect_ratio: body.aspect_ratio,
-        seed: body.seed ?? randomInt(SEED_MAX),
-        images: await deps.inbound.resolveAll(body.image_urls, 'image_urls'),
-      }));
+    async submitImage(
+      principal: KeyPrincipal,
+      body: ImageGenerateRequest,
+      options: SubmitOptions = {},
+    ): Promise<SubmitAnswer> {
+      return submit(
+        principal,
+        MODEL_IDS.image,
+        'image',
+        imageCost(body.num_images),
+        async () => ({
+          capability: body.image_urls.length > 0 ? 'image-edit' : 'text-to-image',
+          prompt: body.prompt,
+          num_images: body.num_images,
+          aspect_ratio: body.aspect_ratio,
+          seed: body.seed ?? randomInt(SEED_MAX),
+          images: await deps.inbound.resolveAll(body.image_urls, 'image_urls'),
+        }),
+        options,
+      );
     },
 
     /** `GET /api/v1/jobs/<job_id>`: 404 for unknown jobs and for other users' jobs alike. */

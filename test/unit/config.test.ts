@@ -72,10 +72,25 @@ describe('loadConfig', () => {
   });
 
   it('keeps test-only and unread variables out of the schema, and the tuning constants in the config', () => {
-    const config = loadConfig({ MF_TEST_MONGO: 'container', AGENT: 'llm' });
-    assert.equal('mfTestMongo' in config || 'agent' in config, false);
+    const config = loadConfig({ MF_TEST_MONGO: 'container' });
+    assert.equal('mfTestMongo' in config, false);
     assert.equal(config.shutdownGraceMs, 30_000);
     assert.equal(config.tuning.maxBodyBytes, 1024 * 1024);
     assert.equal(loadConfig({ PROVIDER: 'fal', FAL_KEY: 'k' }).provider, 'fal');
+  });
+
+  it('reads the editor settings: agent, turn lease and queue, upload limit', () => {
+    const config = loadConfig({ TURN_LEASE_MS: '5000', TURN_QUEUE_MAX: '3', UPLOAD_MAX_BYTES: '1000' });
+    assert.deepEqual(
+      [config.agent, config.turnLeaseMs, config.turnQueueMax, config.uploadMaxBytes],
+      ['builtin', 5000, 3, 1000],
+    );
+    const defaults = loadConfig({});
+    assert.deepEqual(
+      [defaults.turnLeaseMs, defaults.turnQueueMax, defaults.uploadMaxBytes],
+      [30_000, 10, 209_715_200],
+    );
+    assert.equal(loadConfig({ AGENT: 'llm' }).llmApiKey, undefined);
+    assert.throws(() => loadConfig({ AGENT: 'llm', LLM_API_KEY: 'k' }), ConfigError);
   });
 });

@@ -1,1 +1,5 @@
+export * from './completeness.ts';
 export * from './ffmpeg-path.ts';
+export * from './media-intake.ts';
+export * from './probe.ts';
+export * from './sniff.ts';

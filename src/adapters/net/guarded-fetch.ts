@@ -1,5 +1,6 @@
 import http, { type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import https from 'node:https';
+import { Readable } from 'node:stream';
 import {
   checkedAddresses,
   checkScheme,
@@ -30,6 +31,22 @@ export interface GuardedGetResult {
   finalUrl: string;
 }
 
+/** What a successful streamed guarded GET brings back: the body is read as the caller consumes it. */
+export interface GuardedStreamResult {
+  status: number;
+  contentType: string;
+  /** Fails with a `FetchRefused` past `maxBytes`, past the deadline, or when the connection is cut. */
+  stream: Readable;
+  finalUrl: string;
+}
+
+/** A non-2xx answer to a guarded GET; `status` lets a caller word its own message. */
+export class HttpStatusRefused extends FetchRefused {
+  constructor(readonly status: number) {
+    super(`the server answered HTTP ${status}`, 'status');
+  }
+}
+
 /** What a guarded POST brings back, whatever the status (the answer body truncated to `maxBytes`). */
 export interface GuardedPostResult {
   status: number;
@@ -39,6 +56,8 @@ export interface GuardedPostResult {
 /** A guarded GET and POST bound to one target policy. */
 export interface GuardedFetch {
   get(url: string, options: GuardedFetchOptions): Promise<GuardedGetResult>;
+  /** As `get`, with the body as a stream: `timeoutMs` covers it until its end, `maxBytes` is counted on it. */
+  getStream(url: string, options: GuardedFetchOptions): Promise<GuardedStreamResult>;
   post(
     url: string,
     body: string | Buffer,
@@ -56,6 +75,7 @@ export function createGuardedFetch(overrides: Partial<TargetPolicy> = {}): Guard
   const policy: TargetPolicy = { ...defaultTargetPolicy, ...overrides };
   return {
     get: (url, options) => get(url, options, policy),
+    getStream: (url, options) => getStream(url, options, policy),
     post: (url, body, headers, options) => post(url, body, headers, options, policy),
   };
 }
@@ -69,6 +89,11 @@ const defaultClient = createGuardedFetch();
  */
 export function guardedGet(url: string, options: GuardedFetchOptions): Promise<GuardedGetResult> {
   return defaultClient.get(url, options);
+}
+
+/** GET with the same guard as `guardedGet`, the body streamed (never whole in memory). */
+export function guardedGetStream(url: string, options: GuardedFetchOptions): Promise<GuardedStreamResult> {
+  return defaultClient.getStream(url, options);
 }
 
 /** POST a body with the same guard (no redirects followed); any status is returned, the answer truncated. */
@@ -86,34 +111,67 @@ async function get(
   options: GuardedFetchOptions,
   policy: TargetPolicy,
 ): Promise<GuardedGetResult> {
-  const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
-  const headers = { 'user-agent': options.userAgent ?? DEFAULT_USER_AGENT, 'accept-encoding': 'identity' };
   const deadline = startDeadline(options.timeoutMs);
   try {
-    let target = parseUrl(url);
-    for (let redirects = 0; ; redirects++) {
-      const res = await deadline.race(
-        exchange(target, 'GET', undefined, headers, options, policy, deadline.signal),
-      );
-      const status = res.statusCode ?? 0;
-      const location = res.headers.location;
-      if (REDIRECT_STATUSES.has(status) && location) {
-        res.destroy();
-        if (redirects >= maxRedirects)
-          throw new FetchRefused(`more than ${maxRedirects} redirects`, 'redirects');
-        target = parseUrl(location, target);
-        continue;
-      }
-      if (status < 200 || status > 299) {
-        res.destroy(); // never read an error body: it must not reach a message
-        throw new FetchRefused(`the server answered HTTP ${status}`, 'status');
-      }
-      const data = await deadline.race(readBody(res, options.maxBytes, 'refuse'));
-      const contentType = res.headers['content-type'] ?? 'application/octet-stream';
-      return { status, contentType, data, finalUrl: target.href };
-    }
+    const { res, finalUrl } = await openGet(url, options, policy, deadline);
+    const data = await deadline.race(readBody(res, options.maxBytes, 'refuse'));
+    const contentType = res.headers['content-type'] ?? 'application/octet-stream';
+    return { status: res.statusCode ?? 0, contentType, data, finalUrl };
   } finally {
     deadline.clear();
+  }
+}
+
+async function getStream(
+  url: string,
+  options: GuardedFetchOptions,
+  policy: TargetPolicy,
+): Promise<GuardedStreamResult> {
+  const deadline = startDeadline(options.timeoutMs);
+  try {
+    const { res, finalUrl } = await openGet(url, options, policy, deadline);
+    const contentType = res.headers['content-type'] ?? 'application/octet-stream';
+    // From here the deadline belongs to the stream: it is cleared when the body ends or is abandoned.
+    return {
+      status: res.statusCode ?? 0,
+      contentType,
+      stream: limitedBody(res, options.maxBytes, deadline),
+      finalUrl,
+    };
+  } catch (error) {
+    deadline.clear();
+    throw error;
+  }
+}
+
+/** Follows redirects (each target checked) to a 2xx answer whose body is still unread. */
+async function openGet(
+  url: string,
+  options: GuardedFetchOptions,
+  policy: TargetPolicy,
+  deadline: Deadline,
+): Promise<{ res: IncomingMessage; finalUrl: string }> {
+  const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
+  const headers = { 'user-agent': options.userAgent ?? DEFAULT_USER_AGENT, 'accept-encoding': 'identity' };
+  let target = parseUrl(url);
+  for (let redirects = 0; ; redirects++) {
+    const res = await deadline.race(
+      exchange(target, 'GET', undefined, headers, options, policy, deadline.signal),
+    );
+    const status = res.statusCode ?? 0;
+    const location = res.headers.location;
+    if (REDIRECT_STATUSES.has(status) && location) {
+      res.destroy();
+      if (redirects >= maxRedirects)
+        throw new FetchRefused(`more than ${maxRedirects} redirects`, 'redirects');
+      target = parseUrl(location, target);
+      continue;
+    }
+    if (status < 200 || status > 299) {
+      res.destroy(); // never read an error body: it must not reach a message
+      throw new HttpStatusRefused(status);
+    }
+    return { res, finalUrl: target.href };
   }
 }
 
@@ -196,7 +254,66 @@ function readBody(res: IncomingMessage, cap: number, overflow: 'refuse' | 'trunc
   });
 }
 
+/**
+ * The body as a stream that pulls from the socket only as fast as it is read, and fails with a refusal past
+ * `cap` bytes (at once when Content-Length says so), on the deadline, or when the connection is cut. Nothing
+ * flows, and no error is emitted, before the first read: a failure before then is delivered to that read, so
+ * a caller that prepares something before piping the body never meets an unhandled 'error'.
+ */
+function limitedBody(res: IncomingMessage, cap: number, deadline: Deadline): Readable {
+  const declared = Number(res.headers['content-length']);
+  if (Number.isFinite(declared) && declared > cap) {
+    res.destroy();
+    throw tooLarge(cap);
+  }
+  let size = 0;
+  let reading = false;
+  let early: FetchRefused | undefined;
+  const body = new Readable({
+    read() {
+      if (!reading) {
+        reading = true;
+        if (early) return void body.destroy(early);
+        res.on('data', onData);
+      }
+      res.resume();
+    },
+    destroy(error, callback) {
+      deadline.clear();
+      res.destroy();
+      callback(error);
+    },
+  });
+  const fail = (error: FetchRefused) => {
+    if (!reading) {
+      early ??= error;
+      res.destroy();
+    } else if (!body.destroyed) {
+      body.destroy(error);
+    }
+  };
+  const onDeadline = () =>
+    fail(new FetchRefused(`no complete answer within ${deadline.timeoutMs} ms`, 'timeout'));
+  const onData = (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > cap) return fail(tooLarge(cap));
+    if (!body.push(chunk)) res.pause();
+  };
+  deadline.signal.addEventListener('abort', onDeadline, { once: true });
+  res.on('end', () => {
+    deadline.clear();
+    body.push(null);
+  });
+  res.on('error', (error) => (deadline.signal.aborted ? onDeadline() : fail(networkRefusal(error))));
+  res.on('close', () => {
+    if (!res.complete)
+      fail(new FetchRefused('the connection closed before the answer was complete', 'network'));
+  });
+  return body;
+}
+
 interface Deadline {
+  timeoutMs: number;
   signal: AbortSignal;
   race<T>(work: Promise<T>): Promise<T>;
   clear(): void;
@@ -215,6 +332,7 @@ function startDeadline(timeoutMs: number): Deadline {
   );
   expired.catch(() => undefined); // only observed through race()
   return {
+    timeoutMs,
     signal: controller.signal,
     race: (work) => Promise.race([work, expired]),
     clear: () => clearTimeout(timer),

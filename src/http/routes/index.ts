@@ -1,4 +1,5 @@
 export * from './admin.ts';
+export * from './editor.ts';
 export * from './jobs.ts';
 export * from './media.ts';
 export * from './metrics.ts';

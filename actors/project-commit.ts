@@ -1,0 +1,120 @@
+import { AppError } from '../src/domain/errors.ts';
+import type { AssetRecord, AssetsRepository } from '../src/ports/assets-repository.ts';
+import type { EventHistory, ProjectEvent } from '../src/ports/event-history.ts';
+import type { ProjectRecord, ProjectsRepository } from '../src/ports/projects-repository.ts';
+import type { MessageRecord, ThreadRepository } from '../src/ports/thread-repository.ts';
+import type { HandlerContext } from './runtime/define.ts';
+
+/** What the project actor's handlers get (CONTRACT §4.1–4.2: timeline, turn queue, events). */
+export interface ProjectActorPorts {
+  projects: ProjectsRepository;
+  assets: AssetsRepository;
+  thread: ThreadRepository;
+  history: EventHistory;
+  /** The public URL of a stored file (asset views in events). */
+  mediaUrl(mediaId: string): string;
+  /** `TURN_LEASE_MS`: a granted turn whose node stops renewing is failed after this long. */
+  turnLeaseMs: number;
+  /** `TURN_QUEUE_MAX`: turns waiting per project before `request_turn` answers 429. */
+  turnQueueMax: number;
+}
+
+export type ProjectContext = HandlerContext<ProjectActorPorts>;
+
+/** An event before the actor numbers it. */
+export interface EventDraft {
+  type: string;
+  video_id: string | null;
+  data: Record<string, unknown>;
+}
+
+/** One change of a project, as a handler computes it from the current document. */
+export interface Change<Result> {
+  /** The project after the change (a copy; `version`, `seq`, `revision` and `applied_ops` are set here). */
+  next: ProjectRecord;
+  events: EventDraft[];
+  result: Result;
+  /** The turn the change belongs to (null: a direct edit). */
+  turnId: string | null;
+  /** Whether the change bumps `revision` (the timeline or the project changed); default true. */
+  bumpsRevision?: boolean;
+  /** Stored before the project's commit point (idempotent by id). */
+  assets?: AssetRecord[];
+  messages?: MessageRecord[];
+}
+
+/** What a committed change answers: the handler's result plus its events, numbered. */
+export type Committed<Result> = Result & { events: ProjectEvent[]; revision: number };
+
+/** How many applied commands a project remembers for redelivery (a redelivery comes within seconds). */
+const APPLIED_OPS_KEPT = 32;
+
+/** The project, or 404. */
+export async function loadProject(context: ProjectContext): Promise<ProjectRecord> {
+  const project = await context.ports.projects.get(context.key);
+  if (!project) throw new AppError('not_found', 'Project not found');
+  return project;
+}
+
+/** The answer recorded for `opId` when this command was applied before (a redelivery). */
+export function replayed<Result>(project: ProjectRecord, opId: string | undefined): Result | undefined {
+  if (opId === undefined) return undefined;
+  return project.applied_ops.find((op) => op.op_id === opId)?.result as Result | undefined;
+}
+
+/** 409 `{ error, revision }` when `ifMatch` names another revision (CONTRACT §4.1). */
+export function checkRevision(project: ProjectRecord, ifMatch: number | undefined): void {
+  if (ifMatch !== undefined && ifMatch !== project.revision) {
+    throw new AppError('conflict', 'The project has changed since that revision', {
+      revision: project.revision,
+    });
+  }
+}
+
+/**
+ * Commits one change. Crash-safety, step by step: (1) assets and messages are stored idempotently by id;
+ * (2) the events are stored under the seqs after the project's — a rerun stores the same seqs again,
+ * replacing them; (3) the project document is replaced on its version: the commit point. A crash before (3)
+ * leaves the project as it was (at most an unreferenced asset, and events past its `seq` that the next change
+ * overwrites), and a redelivered command recomputes the change; after (3) the redelivery finds its op id in
+ * `applied_ops` and answers the same. A lost race on the version (a slow duplicate) is `unavailable`:
+ * transient, so the dispatcher reruns the handler on the new document.
+ */
+export async function commit<Result>(
+  context: ProjectContext,
+  current: ProjectRecord,
+  change: Change<Result>,
+): Promise<Committed<Result>> {
+  const { ports } = context;
+  const now = new Date(context.clock.now());
+  const bump = change.bumpsRevision ?? true;
+  const revision = current.revision + (bump ? 1 : 0);
+  const events: ProjectEvent[] = change.events.map((draft, index) => ({
+    type: draft.type,
+    seq: current.seq + index + 1,
+    ts: now.toISOString(),
+    project_id: current.id,
+    video_id: draft.video_id,
+    turn_id: change.turnId,
+    data: bump ? { ...draft.data, revision } : draft.data,
+  }));
+  const committed = { ...change.result, events, revision } as Committed<Result>;
+  const next: ProjectRecord = {
+    ...change.next,
+    revision,
+    seq: current.seq + events.length,
+    version: current.version + 1,
+    updated_at: bump ? now : current.updated_at,
+    applied_ops: context.opId
+      ? [...current.applied_ops, { op_id: context.opId, result: committed }].slice(-APPLIED_OPS_KEPT)
+      : current.applied_ops,
+  };
+  for (const asset of change.assets ?? []) await ports.assets.put(asset);
+  if (change.messages?.length) await ports.thread.append(change.messages);
+  if (events.length > 0) await ports.history.append(current.id, events, now);
+  if (!(await ports.projects.replace(next, current.version))) {
+    throw new AppError('unavailable', 'The project was changed concurrently; try again');
+  }
+  for (const event of events) context.emit(event);
+  return committed;
+}

@@ -1,0 +1,345 @@
+import Type, { type Static } from 'typebox';
+import { AppError } from '../src/domain/errors.ts';
+import {
+  CONTEXT_MD_MAX,
+  IMAGE_CLIP_DEFAULT_SEC,
+  PROJECT_ASPECT_RATIOS,
+  TRACKS,
+  trackAccepts,
+} from '../src/domain/editor.ts';
+import type { AssetRecord } from '../src/ports/assets-repository.ts';
+import type { ClipRecord, ProjectRecord, VideoRecord } from '../src/ports/projects-repository.ts';
+import {
+  checkRevision,
+  commit,
+  loadProject,
+  replayed,
+  type Committed,
+  type EventDraft,
+  type ProjectContext,
+} from './project-commit.ts';
+import { insertClip, moveClip, removeClip } from './project-timeline.ts';
+import { toAssetView, toClipView, toProjectView, toVideoView } from './project-views.ts';
+
+// The project actor's edit commands: every change of the timeline, the library, the context or the project,
+// whether a direct edit (`turn_id` absent) or an agent's tool call (`turn_id` of the running turn).
+
+/** One of `values`, typed as their union (a mapped array of literals would infer as `never`). */
+const literals = <T extends string | number>(values: readonly T[]) =>
+  Type.Unsafe<T>(Type.Union(values.map((value) => Type.Literal(value))));
+const opId = Type.String({ minLength: 1, maxLength: 200 });
+const ifMatch = Type.Optional(Type.Integer({ minimum: 0 }));
+const turnId = Type.Optional(Type.String());
+const timing = {
+  start_sec: Type.Optional(Type.Number({ minimum: 0 })),
+  trim_start_sec: Type.Optional(Type.Number({ minimum: 0 })),
+  duration_sec: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+  volume: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
+};
+
+export const EditCommands = {
+  patch_project: Type.Object({
+    op_id: opId,
+    if_match: ifMatch,
+    name: Type.Optional(Type.String()),
+    description: Type.Optional(Type.String()),
+    context_md: Type.Optional(Type.String({ maxLength: CONTEXT_MD_MAX })),
+  }),
+  create_video: Type.Object({
+    op_id: opId,
+    if_match: ifMatch,
+    video_id: Type.String(),
+    name: Type.Optional(Type.String()),
+    aspect_ratio: Type.Optional(literals(PROJECT_ASPECT_RATIOS)),
+  }),
+  patch_video: Type.Object({
+    op_id: opId,
+    if_match: ifMatch,
+    video_id: Type.String(),
+    name: Type.Optional(Type.String()),
+    aspect_ratio: Type.Optional(literals(PROJECT_ASPECT_RATIOS)),
+  }),
+  add_clip: Type.Object({
+    op_id: opId,
+    if_match: ifMatch,
+    turn_id: turnId,
+    clip_id: Type.String(),
+    video_id: Type.String(),
+    track: literals(TRACKS),
+    asset_id: Type.String(),
+    idx: Type.Optional(Type.Integer({ minimum: 0 })),
+    ...timing,
+  }),
+  update_clip: Type.Object({
+    op_id: opId,
+    if_match: ifMatch,
+    turn_id: turnId,
+    clip_id: Type.String(),
+    idx: Type.Optional(Type.Integer({ minimum: 0 })),
+    ...timing,
+  }),
+  remove_clip: Type.Object({ op_id: opId, if_match: ifMatch, turn_id: turnId, clip_id: Type.String() }),
+  append_context: Type.Object({ op_id: opId, turn_id: turnId, text: Type.String({ minLength: 1 }) }),
+  set_aspect_ratio: Type.Object({
+    op_id: opId,
+    turn_id: turnId,
+    video_id: Type.String(),
+    aspect_ratio: literals(PROJECT_ASPECT_RATIOS),
+  }),
+  /** A library item, already in the media store (an upload, an import, a generation, an export). */
+  add_asset: Type.Object({
+    op_id: opId,
+    turn_id: turnId,
+    asset: Type.Object({
+      id: Type.String(),
+      user_id: Type.String(),
+      kind: literals(['image', 'video', 'audio'] as const),
+      source: literals(['agent_generate', 'import', 'upload', 'export'] as const),
+      media_id: Type.String(),
+      content_type: Type.String(),
+      metadata: Type.Record(Type.String(), Type.Unknown()),
+    }),
+  }),
+};
+
+type Msg<Name extends keyof typeof EditCommands> = Static<(typeof EditCommands)[Name]>;
+
+/** A turn's command must come from the turn that holds the project; anything else is a lost turn. */
+function checkTurn(project: ProjectRecord, turnId: string | undefined): string | null {
+  if (turnId === undefined) return null;
+  if (project.turn?.turn_id !== turnId) {
+    throw new AppError('conflict', 'The turn is no longer running', { turn_lost: true });
+  }
+  return turnId;
+}
+
+function findVideo(project: ProjectRecord, videoId: string): VideoRecord {
+  const video = project.videos.find((candidate) => candidate.id === videoId);
+  if (!video) throw new AppError('not_found', 'Video not found');
+  return video;
+}
+
+function findClip(project: ProjectRecord, clipId: string): ClipRecord {
+  const clip = project.clips.find((candidate) => candidate.id === clipId);
+  if (!clip) throw new AppError('not_found', 'Clip not found');
+  return clip;
+}
+
+async function findAsset(context: ProjectContext, assetId: string): Promise<AssetRecord> {
+  const asset = await context.ports.assets.get(assetId);
+  if (!asset || asset.project_id !== context.key) throw new AppError('not_found', 'Asset not found');
+  return asset;
+}
+
+/** Loads the project and answers a redelivered command as the first time; else runs `change`. */
+async function edit<Result>(
+  context: ProjectContext,
+  run: (project: ProjectRecord) => Promise<Committed<Result>>,
+): Promise<Committed<Result>> {
+  const project = await loadProject(context);
+  return replayed<Committed<Result>>(project, context.opId) ?? run(project);
+}
+
+const projectUpdated = (project: ProjectRecord, extra: Record<string, unknown> = {}): EventDraft => ({
+  type: 'project.updated',
+  video_id: null,
+  data: { project: toProjectView(project), ...extra },
+});
+
+export const editHandlers = {
+  patch_project: (context: ProjectContext, message: Msg<'patch_project'>) =>
+    edit(context, async (project) => {
+      checkRevision(project, message.if_match);
+      const next: ProjectRecord = {
+        ...project,
+        ...(message.name !== undefined ? { name: message.name } : {}),
+        ...(message.description !== undefined ? { description: message.description } : {}),
+        ...(message.context_md !== undefined ? { context_md: message.context_md } : {}),
+      };
+      const shown = { ...next, revision: project.revision + 1, updated_at: new Date(context.clock.now()) };
+      return commit(context, project, {
+        next,
+        turnId: null,
+        events: [projectUpdated(shown)],
+        result: { project: toProjectView(shown) },
+      });
+    }),
+
+  create_video: (context: ProjectContext, message: Msg<'create_video'>) =>
+    edit(context, async (project) => {
+      checkRevision(project, message.if_match);
+      const video: VideoRecord = {
+        id: message.video_id,
+        name: message.name ?? `Video ${project.videos.length + 1}`,
+        aspect_ratio: message.aspect_ratio ?? project.aspect_ratio,
+        created_at: new Date(context.clock.now()),
+      };
+      const next = { ...project, videos: [...project.videos, video] };
+      return commit(context, project, {
+        next,
+        turnId: null,
+        events: [projectUpdated(next, { video: toVideoView(video) })],
+        result: { video: toVideoView(video) },
+      });
+    }),
+
+  patch_video: (context: ProjectContext, message: Msg<'patch_video'>) =>
+    edit(context, async (project) => {
+      checkRevision(project, message.if_match);
+      const video = findVideo(project, message.video_id);
+      const changed: VideoRecord = {
+        ...video,
+        ...(message.name !== undefined ? { name: message.name } : {}),
+        ...(message.aspect_ratio !== undefined ? { aspect_ratio: message.aspect_ratio } : {}),
+      };
+      const next = {
+        ...project,
+        videos: project.videos.map((one) => (one.id === video.id ? changed : one)),
+      };
+      const events = [projectUpdated(next, { video: toVideoView(changed) })];
+      if (changed.aspect_ratio !== video.aspect_ratio) {
+        events.push(ratioChanged(video, changed.aspect_ratio));
+      }
+      return commit(context, project, {
+        next,
+        turnId: null,
+        events,
+        result: { video: toVideoView(changed) },
+      });
+    }),
+
+  add_clip: (context: ProjectContext, message: Msg<'add_clip'>) =>
+    edit(context, async (project) => {
+      const turnId = checkTurn(project, message.turn_id);
+      checkRevision(project, message.if_match);
+      findVideo(project, message.video_id);
+      const asset = await findAsset(context, message.asset_id);
+      if (!trackAccepts(message.track, asset.kind)) {
+        throw new AppError(
+          'bad_request',
+          message.track === 'video'
+            ? `asset ${asset.id} is ${asset.kind}: the video track takes image or video assets`
+            : `asset ${asset.id} is ${asset.kind}: the ${message.track} track takes audio or video assets`,
+        );
+      }
+      const clip: ClipRecord = {
+        id: message.clip_id,
+        video_id: message.video_id,
+        track: message.track,
+        idx: 0,
+        asset_id: asset.id,
+        start_sec: message.track === 'video' ? null : (message.start_sec ?? null),
+        trim_start_sec: message.trim_start_sec ?? 0,
+        duration_sec:
+          message.duration_sec ?? (asset.kind === 'image' ? IMAGE_CLIP_DEFAULT_SEC : null),
+        volume: message.volume ?? 1,
+        created_at: new Date(context.clock.now()),
+      };
+      const clips = insertClip(project.clips, clip, message.idx);
+      const placed = clips.find((one) => one.id === clip.id)!;
+      return commit(context, project, {
+        next: { ...project, clips },
+        turnId,
+        events: [{ type: 'clip.created', video_id: clip.video_id, data: { clip: toClipView(placed) } }],
+        result: { clip: toClipView(placed) },
+      });
+    }),
+
+  update_clip: (context: ProjectContext, message: Msg<'update_clip'>) =>
+    edit(context, async (project) => {
+      const turnId = checkTurn(project, message.turn_id);
+      checkRevision(project, message.if_match);
+      const clip = findClip(project, message.clip_id);
+      const changed: ClipRecord = {
+        ...clip,
+        ...(message.start_sec !== undefined && clip.track !== 'video' ? { start_sec: message.start_sec } : {}),
+        ...(message.trim_start_sec !== undefined ? { trim_start_sec: message.trim_start_sec } : {}),
+        ...(message.duration_sec !== undefined ? { duration_sec: message.duration_sec } : {}),
+        ...(message.volume !== undefined ? { volume: message.volume } : {}),
+      };
+      const clips = moveClip(project.clips, changed, message.idx ?? clip.idx);
+      const placed = clips.find((one) => one.id === clip.id)!;
+      return commit(context, project, {
+        next: { ...project, clips },
+        turnId,
+        events: [{ type: 'clip.updated', video_id: clip.video_id, data: { clip: toClipView(placed) } }],
+        result: { clip: toClipView(placed) },
+      });
+    }),
+
+  remove_clip: (context: ProjectContext, message: Msg<'remove_clip'>) =>
+    edit(context, async (project) => {
+      const turnId = checkTurn(project, message.turn_id);
+      checkRevision(project, message.if_match);
+      const clip = findClip(project, message.clip_id);
+      return commit(context, project, {
+        next: { ...project, clips: removeClip(project.clips, clip) },
+        turnId,
+        events: [{ type: 'clip.removed', video_id: clip.video_id, data: { clip_id: clip.id } }],
+        result: { id: clip.id, deleted: true as const },
+      });
+    }),
+
+  append_context: (context: ProjectContext, message: Msg<'append_context'>) =>
+    edit(context, async (project) => {
+      const turnId = checkTurn(project, message.turn_id);
+      const separator = project.context_md === '' || project.context_md.endsWith('\n\n') ? '' : '\n\n';
+      const context_md = `${project.context_md}${separator}${message.text}`;
+      if (context_md.length > CONTEXT_MD_MAX) {
+        throw new AppError('bad_request', `context_md would exceed ${CONTEXT_MD_MAX} characters`);
+      }
+      return commit(context, project, {
+        next: { ...project, context_md },
+        turnId,
+        events: [{ type: 'context.appended', video_id: null, data: { text: message.text } }],
+        result: { appended: true as const },
+      });
+    }),
+
+  set_aspect_ratio: (context: ProjectContext, message: Msg<'set_aspect_ratio'>) =>
+    edit(context, async (project) => {
+      const turnId = checkTurn(project, message.turn_id);
+      const video = findVideo(project, message.video_id);
+      if (video.aspect_ratio === message.aspect_ratio) {
+        return { changed: null, events: [], revision: project.revision };
+      }
+      const changed = { ...video, aspect_ratio: message.aspect_ratio };
+      return commit(context, project, {
+        next: { ...project, videos: project.videos.map((one) => (one.id === video.id ? changed : one)) },
+        turnId,
+        events: [ratioChanged(video, message.aspect_ratio)],
+        result: { changed: { video_id: video.id, from: video.aspect_ratio, to: message.aspect_ratio } },
+      });
+    }),
+
+  add_asset: (context: ProjectContext, message: Msg<'add_asset'>) =>
+    edit(context, async (project) => {
+      // A turn's media may arrive after the turn failed (CONTRACT §4.1): it still joins the library, so an
+      // asset is never refused for a lost turn; its event names the turn only while that turn holds the project.
+      const turnId = message.turn_id && project.turn?.turn_id === message.turn_id ? message.turn_id : null;
+      const existing = await context.ports.assets.get(message.asset.id);
+      const asset: AssetRecord = existing ?? {
+        ...message.asset,
+        project_id: project.id,
+        created_at: new Date(context.clock.now()),
+      };
+      if (asset.project_id !== project.id) throw new AppError('conflict', 'Asset id belongs to another project');
+      const view = toAssetView(asset, context.ports.mediaUrl);
+      if (existing) return { asset: view, events: [], revision: project.revision };
+      return commit(context, project, {
+        next: project,
+        turnId,
+        assets: [asset],
+        events: [{ type: 'asset.created', video_id: null, data: { asset: view } }],
+        result: { asset: view },
+      });
+    }),
+};
+
+function ratioChanged(video: VideoRecord, to: string): EventDraft {
+  return {
+    type: 'aspect_ratio.changed',
+    video_id: video.id,
+    data: { video_id: video.id, from: video.aspect_ratio, to },
+  };
+}

@@ -1,0 +1,258 @@
+import Type, { type Static } from 'typebox';
+import type { ProjectRecord, RunningTurn, TurnTicket } from '../src/ports/projects-repository.ts';
+import type { MessageRecord } from '../src/ports/thread-repository.ts';
+import {
+  commit,
+  loadProject,
+  replayed,
+  type Committed,
+  type EventDraft,
+  type ProjectContext,
+} from './project-commit.ts';
+
+// The turn queue of one project (CONTRACT §4.1, DESIGN.md §2): agent turns run one at a time, first come first
+// served. The queue is state, never a wait: `request_turn` answers granted or queued at once, the runner polls
+// `turn_status` while queued, renews its lease while running and ends with `finish_turn`, which grants the
+// next. A turn whose node stops renewing is failed once its lease ends, by whichever command or sweep comes
+// first (`turn_status`, `request_turn`, `expire_turn`), and the next turn is granted.
+//
+// If the process dies: between `request_turn` and `begin_turn`, the granted turn's lease lapses and it is
+// failed (it emitted nothing yet, so it just disappears from the queue with `turn.failed`); between
+// `begin_turn` and `finish_turn`, the same; a queued turn whose node died is granted in its turn and lapses
+// likewise. Every step is one commit (project-commit.ts), so a crash inside a handler changes nothing.
+
+const opId = Type.String({ minLength: 1, maxLength: 200 });
+const turnId = Type.String({ minLength: 1, maxLength: 100 });
+const message = Type.Object({
+  id: Type.String(),
+  video_id: Type.String(),
+  role: Type.Union([Type.Literal('user'), Type.Literal('assistant')]),
+  text: Type.String(),
+  image_urls: Type.Optional(Type.Array(Type.String())),
+  created_at: Type.String(),
+});
+
+export const TurnCommands = {
+  request_turn: Type.Object({
+    op_id: opId,
+    turn_id: turnId,
+    video_id: Type.String(),
+    key_id: Type.String(),
+    node_id: Type.String(),
+  }),
+  turn_status: Type.Object({ turn_id: turnId }),
+  begin_turn: Type.Object({
+    op_id: opId,
+    turn_id: turnId,
+    instruction: Type.String(),
+    image_urls: Type.Array(Type.String()),
+  }),
+  renew_turn: Type.Object({ turn_id: turnId }),
+  /** Events of the running turn that change nothing (assistant text, tool calls, media progress). */
+  turn_events: Type.Object({
+    op_id: opId,
+    turn_id: turnId,
+    events: Type.Array(
+      Type.Object({
+        type: Type.String(),
+        video_id: Type.Union([Type.String(), Type.Null()]),
+        data: Type.Record(Type.String(), Type.Unknown()),
+      }),
+    ),
+  }),
+  finish_turn: Type.Object({
+    op_id: opId,
+    turn_id: turnId,
+    outcome: Type.Union([Type.Literal('completed'), Type.Literal('failed'), Type.Literal('withdrawn')]),
+    data: Type.Record(Type.String(), Type.Unknown()),
+    messages: Type.Array(message),
+  }),
+  expire_turn: Type.Object({}),
+};
+
+type Msg<Name extends keyof typeof TurnCommands> = Static<(typeof TurnCommands)[Name]>;
+
+/** Where a turn stands: running (`granted`), waiting (`queued`, 1-based place), or over (`gone`). */
+export type TurnStatus =
+  | { status: 'granted' }
+  | { status: 'queued'; position: number }
+  | { status: 'gone' }
+  | { status: 'full' };
+
+function statusOf(project: ProjectRecord, id: string): TurnStatus {
+  if (project.turn?.turn_id === id) return { status: 'granted' };
+  const index = project.queue.findIndex((ticket) => ticket.turn_id === id);
+  return index >= 0 ? { status: 'queued', position: index + 1 } : { status: 'gone' };
+}
+
+/** The project with its first waiting turn granted, when none runs. */
+function grantNext(project: ProjectRecord, now: Date, leaseMs: number): ProjectRecord {
+  if (project.turn || project.queue.length === 0) return project;
+  const [first, ...rest] = project.queue;
+  const turn: RunningTurn = {
+    ...first!,
+    granted_at: now,
+    lease_until: new Date(now.getTime() + leaseMs),
+    started: false,
+  };
+  return { ...project, turn, queue: rest };
+}
+
+const turnFailed = (turn: TurnTicket, error: string, status: number): EventDraft => ({
+  type: 'turn.failed',
+  video_id: turn.video_id,
+  data: { error, status },
+});
+
+/**
+ * Fails the running turn when its lease has ended and grants the next; answers the project as it is now.
+ * (The failure is a turn event: committed under the lapsed turn's id.)
+ */
+async function expireIfDue(context: ProjectContext, project: ProjectRecord): Promise<ProjectRecord> {
+  const now = new Date(context.clock.now());
+  const turn = project.turn;
+  if (!turn || turn.lease_until.getTime() > now.getTime()) return project;
+  context.logger.warn({ turn_id: turn.turn_id, node_id: turn.node_id }, 'turn lease lapsed; failing it');
+  const next = grantNext({ ...project, turn: null }, now, context.ports.turnLeaseMs);
+  await commitAs(context, project, turn.turn_id, {
+    next,
+    events: turn.started
+      ? [turnFailed(turn, 'The turn was interrupted: its server stopped before it finished', 500)]
+      : [],
+  });
+  return loadProject(context);
+}
+
+/** A turn's commit: its events carry its id and change no revision. */
+function commitAs(
+  context: ProjectContext,
+  project: ProjectRecord,
+  turnId: string,
+  change: { next: ProjectRecord; events: EventDraft[]; messages?: MessageRecord[] },
+) {
+  return commit(context, project, { ...change, result: {}, turnId, bumpsRevision: false });
+}
+
+export const turnHandlers = {
+  request_turn: async (context: ProjectContext, command: Msg<'request_turn'>): Promise<TurnStatus> => {
+    let project = await loadProject(context);
+    const known = statusOf(project, command.turn_id);
+    if (known.status !== 'gone' || replayed(project, context.opId)) return known;
+    project = await expireIfDue(context, project);
+    if (project.queue.length >= context.ports.turnQueueMax) return { status: 'full' };
+    const now = new Date(context.clock.now());
+    const ticket: TurnTicket = {
+      turn_id: command.turn_id,
+      video_id: command.video_id,
+      key_id: command.key_id,
+      node_id: command.node_id,
+      requested_at: now,
+    };
+    const next = grantNext({ ...project, queue: [...project.queue, ticket] }, now, context.ports.turnLeaseMs);
+    await commitAs(context, project, command.turn_id, { next, events: [] });
+    return statusOf(next, command.turn_id);
+  },
+
+  turn_status: async (context: ProjectContext, command: Msg<'turn_status'>): Promise<TurnStatus> => {
+    const project = await expireIfDue(context, await loadProject(context));
+    return statusOf(project, command.turn_id);
+  },
+
+  begin_turn: async (context: ProjectContext, command: Msg<'begin_turn'>) => {
+    const project = await loadProject(context);
+    const done = replayed<Committed<object>>(project, context.opId);
+    if (done) return done;
+    const turn = project.turn;
+    if (turn?.turn_id !== command.turn_id) return { lost: true as const, events: [] };
+    const now = new Date(context.clock.now());
+    const lease_until = new Date(now.getTime() + context.ports.turnLeaseMs);
+    return commitAs(context, project, turn.turn_id, {
+      next: { ...project, turn: { ...turn, started: true, lease_until } },
+      events: [
+        {
+          type: 'turn.started',
+          video_id: turn.video_id,
+          data: { instruction: command.instruction, image_urls: command.image_urls },
+        },
+      ],
+    });
+  },
+
+  renew_turn: async (context: ProjectContext, command: Msg<'renew_turn'>) => {
+    const project = await loadProject(context);
+    const turn = project.turn;
+    if (turn?.turn_id !== command.turn_id) return { ok: false };
+    const lease_until = new Date(context.clock.now() + context.ports.turnLeaseMs);
+    await commitAs(context, project, turn.turn_id, {
+      next: { ...project, turn: { ...turn, lease_until } },
+      events: [],
+    });
+    return { ok: true };
+  },
+
+  turn_events: async (context: ProjectContext, command: Msg<'turn_events'>) => {
+    const project = await loadProject(context);
+    const done = replayed<Committed<object>>(project, context.opId);
+    if (done) return done;
+    if (project.turn?.turn_id !== command.turn_id) return { lost: true as const, events: [] };
+    return commitAs(context, project, command.turn_id, { next: project, events: command.events });
+  },
+
+  finish_turn: async (context: ProjectContext, command: Msg<'finish_turn'>) => {
+    const project = await loadProject(context);
+    const done = replayed<Committed<object>>(project, context.opId);
+    if (done) return done;
+    const now = new Date(context.clock.now());
+    const leaseMs = context.ports.turnLeaseMs;
+    if (project.queue.some((ticket) => ticket.turn_id === command.turn_id)) {
+      // Withdrawn before it ran (its charge was refused): it leaves the queue without a trace.
+      const queue = project.queue.filter((ticket) => ticket.turn_id !== command.turn_id);
+      return commitAs(context, project, command.turn_id, { next: { ...project, queue }, events: [] });
+    }
+    const turn = project.turn;
+    if (turn?.turn_id !== command.turn_id) return { lost: true as const, events: [] };
+    const events: EventDraft[] = [];
+    if (command.outcome === 'completed') {
+      events.push({ type: 'turn.completed', video_id: turn.video_id, data: command.data });
+    } else if (command.outcome === 'failed') {
+      events.push({ type: 'turn.failed', video_id: turn.video_id, data: command.data });
+    }
+    const messages: MessageRecord[] = command.messages.map((one) => ({
+      ...one,
+      project_id: project.id,
+      turn_id: turn.turn_id,
+      created_at: new Date(one.created_at),
+    }));
+    return commitAs(context, project, turn.turn_id, {
+      next: grantNext({ ...project, turn: null }, now, leaseMs),
+      events,
+      messages,
+    });
+  },
+
+  expire_turn: async (context: ProjectContext) => {
+    const project = await loadProject(context);
+    const after = await expireIfDue(context, project);
+    return { expired: after.version !== project.version };
+  },
+
+  /** Deletes the project; a running turn fails first (CONTRACT §4.1), so its watchers hear why. */
+  delete_project: async (context: ProjectContext) => {
+    const project = await context.ports.projects.get(context.key);
+    if (!project) return { deleted: true as const, assets: [] };
+    const { turn } = project;
+    if (turn) {
+      await commitAs(context, project, turn.turn_id, {
+        next: { ...project, turn: null, queue: [] },
+        events: [turnFailed(turn, 'The project was deleted', 404)],
+      });
+    }
+    const { ports } = context;
+    await ports.projects.delete(project.id);
+    const assets = await ports.assets.deleteByProject(project.id);
+    await Promise.all([ports.thread.deleteByProject(project.id), ports.history.deleteProject(project.id)]);
+    return { deleted: true as const, assets: assets.map((asset) => ({ id: asset.id, source: asset.source, media_id: asset.media_id })) };
+  },
+};
+
+export const DeleteProjectCommand = Type.Object({ op_id: opId });

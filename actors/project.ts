@@ -1,0 +1,25 @@
+import { defineActor } from './runtime/define.ts';
+import { actorClient, type ActorClient } from './runtime/client.ts';
+import type { ActorSystem } from './runtime/system.ts';
+import type { ProjectActorPorts } from './project-commit.ts';
+import { EditCommands, editHandlers } from './project-edits.ts';
+import { DeleteProjectCommand, TurnCommands, turnHandlers } from './project-turns.ts';
+
+/**
+ * The project actor (key: project id) owns a project's timeline, library, context and turn queue (DESIGN.md
+ * §2): every change, an agent's or a direct edit, is one of its commands, applied in order on any node; it
+ * bumps `revision` and gives each event its `seq` (CONTRACT §4.2). Handlers only record: the agent, the
+ * provider and ffmpeg run outside it.
+ */
+export const PROJECT_ACTOR = 'project';
+
+export const projectActor = defineActor<ProjectActorPorts>()({
+  kind: PROJECT_ACTOR,
+  commands: { ...EditCommands, ...TurnCommands, delete_project: DeleteProjectCommand },
+  handlers: { ...editHandlers, ...turnHandlers },
+});
+
+/** The typed way services talk to project actors. */
+export type ProjectCommands = ActorClient<typeof projectActor>;
+
+export const projectCommands = (system: ActorSystem): ProjectCommands => actorClient(system, projectActor);

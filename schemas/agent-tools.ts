@@ -1,0 +1,78 @@
+import Type, { type Static, type TSchema } from 'typebox';
+import { CLIP_VOLUME_MAX, PROJECT_ASPECT_RATIOS, TRACKS } from '../src/domain/editor.ts';
+import {
+  VIDEO_DURATIONS_SECONDS,
+  VIDEO_RESOLUTIONS,
+  PROMPT_MAX_LENGTH,
+} from '../src/domain/models-catalog.ts';
+
+// The agent tools of CONTRACT §9: their names are public (operators write prompts against them), their
+// parameters are offered to an LLM as JSON Schema, and every call is checked against them before it runs.
+// The timeline tools are the direct-edit routes' operations (CONTRACT §4.1).
+
+/** One of `values`, typed as their union (a mapped array of literals would infer as `never`). */
+const literals = <T extends string | number>(values: readonly T[]) =>
+  Type.Unsafe<T>(Type.Union(values.map((value) => Type.Literal(value))));
+
+/** The clip fields beyond the spec (CONTRACT §4), shared by `add_clip`, `update_clip` and the clip routes. */
+export const ClipTimingFields = {
+  idx: Type.Optional(Type.Integer({ minimum: 0, description: 'position on the track, from 0' })),
+  start_sec: Type.Optional(
+    Type.Number({ minimum: 0, description: 'audio tracks: start on the timeline, in seconds' }),
+  ),
+  trim_start_sec: Type.Optional(Type.Number({ minimum: 0, description: 'seconds skipped at the start' })),
+  duration_sec: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'seconds shown or played' })),
+  volume: Type.Optional(Type.Number({ minimum: 0, maximum: CLIP_VOLUME_MAX, description: '0..2, 1 = as is' })),
+};
+
+export const AGENT_TOOLS = {
+  list_assets: Type.Object({}, { description: 'The library: id, kind, source, prompt, duration' }),
+  get_timeline: Type.Object(
+    { video_id: Type.Optional(Type.String()) },
+    { description: 'The clips of every track with their timing' },
+  ),
+  generate_image: Type.Object(
+    {
+      prompt: Type.String({ minLength: 1, maxLength: PROMPT_MAX_LENGTH }),
+      aspect_ratio: Type.Optional(literals(PROJECT_ASPECT_RATIOS)),
+      reference_asset_ids: Type.Optional(Type.Array(Type.String(), { maxItems: 9 })),
+    },
+    { description: 'One image job (50 credits); waits for it and adds the image to the library' },
+  ),
+  generate_video: Type.Object(
+    {
+      prompt: Type.String({ minLength: 1, maxLength: PROMPT_MAX_LENGTH }),
+      duration_seconds: Type.Optional(literals(VIDEO_DURATIONS_SECONDS)),
+      resolution: Type.Optional(literals(VIDEO_RESOLUTIONS)),
+      fast: Type.Optional(Type.Boolean()),
+      image_asset_id: Type.Optional(Type.String()),
+      generate_audio: Type.Optional(Type.Boolean()),
+    },
+    { description: 'One video job (spec prices); waits for it and adds the video to the library' },
+  ),
+  add_clip: Type.Object(
+    { track: literals(TRACKS), asset_id: Type.String(), ...ClipTimingFields },
+    { description: 'Places an asset on a track (as POST /clips)' },
+  ),
+  update_clip: Type.Object(
+    { clip_id: Type.String(), ...ClipTimingFields },
+    { description: 'Moves, trims or changes the volume of a clip (as PATCH /clips/<id>)' },
+  ),
+  remove_clip: Type.Object(
+    { clip_id: Type.String() },
+    { description: 'Removes a clip; the rest of its track closes up (as DELETE /clips/<id>)' },
+  ),
+  append_context: Type.Object(
+    { text: Type.String({ minLength: 1 }) },
+    { description: 'Appends Markdown to the project context' },
+  ),
+  set_aspect_ratio: Type.Object(
+    { aspect_ratio: literals(PROJECT_ASPECT_RATIOS) },
+    { description: "Changes the target video's aspect ratio" },
+  ),
+} satisfies Record<string, TSchema>;
+
+export type AgentToolName = keyof typeof AGENT_TOOLS;
+export type AgentToolArgs<Name extends AgentToolName> = Static<(typeof AGENT_TOOLS)[Name]>;
+/** The tools that start a media generation: at most one call of these per turn (spec §8). */
+export const MEDIA_TOOLS: readonly AgentToolName[] = ['generate_image', 'generate_video'];

@@ -1,0 +1,246 @@
+import Type, { type Static } from 'typebox';
+import {
+  CLIP_VOLUME_MAX,
+  CONTEXT_MD_MAX,
+  INSTRUCTION_MAX,
+  PROJECT_ASPECT_RATIOS,
+  PROJECT_DESCRIPTION_MAX,
+  PROJECT_NAME_MAX,
+  TRACKS,
+  TURN_IMAGE_URLS_MAX,
+  DEFAULT_PROJECT_NAME,
+} from '../src/domain/editor.ts';
+import type { FieldRule } from './validate.ts';
+
+// Request and answer bodies of the editor (spec §4.7, CONTRACT §4.1). Property order is the spec's table
+// order, which is the order the checks run in (CONTRACT §6); messages are CONTRACT §6's, word for word.
+
+/** One of `values`, typed as their union (a mapped array of literals would infer as `never`). */
+const oneOf = <T extends string>(values: readonly T[], options: Record<string, unknown> = {}) =>
+  Type.Unsafe<T>(
+    Type.Union(
+      values.map((value) => Type.Literal(value)),
+      options,
+    ),
+  );
+
+const ratioMessage = `aspect_ratio must be one of ${PROJECT_ASPECT_RATIOS.join(', ')}`;
+const Name = Type.String({
+  minLength: 1,
+  maxLength: PROJECT_NAME_MAX,
+  errorMessage: `name must be 1 to ${PROJECT_NAME_MAX} characters`,
+});
+const Description = Type.String({
+  maxLength: PROJECT_DESCRIPTION_MAX,
+  errorMessage: `description must be at most ${PROJECT_DESCRIPTION_MAX} characters`,
+});
+const Ratio = (options: Record<string, unknown> = {}) =>
+  oneOf(PROJECT_ASPECT_RATIOS, { errorMessage: ratioMessage, ...options });
+const Id = (field: string) =>
+  Type.String({ minLength: 1, maxLength: 100, errorMessage: `${field} must be a string` });
+
+/** `POST /projects`. */
+export const CreateProjectBody = Type.Object({
+  name: Type.Optional(Name),
+  description: Type.Optional(Description),
+  aspect_ratio: Ratio({ default: '9:16' }),
+});
+export type CreateProjectRequest = Static<typeof CreateProjectBody>;
+export const DEFAULT_NAME = DEFAULT_PROJECT_NAME;
+
+/** `PATCH /projects/<id>` (CONTRACT §4.1). */
+export const PatchProjectBody = Type.Object({
+  name: Type.Optional(Name),
+  description: Type.Optional(Description),
+  context_md: Type.Optional(
+    Type.String({
+      maxLength: CONTEXT_MD_MAX,
+      errorMessage: `context_md must be a string of at most ${CONTEXT_MD_MAX} characters`,
+    }),
+  ),
+});
+export type PatchProjectRequest = Static<typeof PatchProjectBody>;
+
+/** `POST /projects/<id>/videos` and `PATCH .../videos/<video_id>`. */
+export const VideoBody = Type.Object({
+  name: Type.Optional(Name),
+  aspect_ratio: Type.Optional(Ratio()),
+});
+export type VideoRequest = Static<typeof VideoBody>;
+
+/** `POST /projects/<id>/instruct` (spec §4.7). */
+export const InstructBody = Type.Object({
+  instruction: Type.Optional(
+    Type.String({
+      maxLength: INSTRUCTION_MAX,
+      errorMessage: {
+        maxLength: `instruction too long (max ${INSTRUCTION_MAX} chars)`,
+        default: 'instruction is required (non-empty string) unless image_urls is given',
+      },
+    }),
+  ),
+  image_urls: Type.Array(Type.String(), {
+    maxItems: TURN_IMAGE_URLS_MAX,
+    default: [],
+    errorMessage: `image_urls must be an array of at most ${TURN_IMAGE_URLS_MAX} https URLs`,
+  }),
+  video_id: Type.Optional(Id('video_id')),
+});
+export type InstructRequestBody = Static<typeof InstructBody>;
+
+/** Instruct's rules beyond its schema: a non-empty instruction or images; URLs https or our own media. */
+export function instructRules(accepts: (url: string) => boolean): FieldRule<InstructRequestBody>[] {
+  return [
+    {
+      field: 'image_urls',
+      check: (body) => body.image_urls.every(accepts),
+      message: `image_urls must be an array of at most ${TURN_IMAGE_URLS_MAX} https URLs`,
+    },
+    {
+      field: 'image_urls',
+      check: (body) => (body.instruction ?? '').trim().length > 0 || body.image_urls.length > 0,
+      message: 'instruction is required (non-empty string) unless image_urls is given',
+    },
+  ];
+}
+
+const clipTiming = {
+  start_sec: Type.Optional(Type.Number({ minimum: 0, errorMessage: 'start_sec must be a number >= 0' })),
+  trim_start_sec: Type.Optional(
+    Type.Number({ minimum: 0, errorMessage: 'trim_start_sec must be a number >= 0' }),
+  ),
+  duration_sec: Type.Optional(
+    Type.Number({ exclusiveMinimum: 0, errorMessage: 'duration_sec must be a number > 0' }),
+  ),
+  volume: Type.Optional(
+    Type.Number({
+      minimum: 0,
+      maximum: CLIP_VOLUME_MAX,
+      errorMessage: `volume must be a number from 0 to ${CLIP_VOLUME_MAX}`,
+    }),
+  ),
+};
+const Idx = Type.Optional(Type.Integer({ minimum: 0, errorMessage: 'idx must be an integer >= 0' }));
+
+/** `POST /projects/<id>/clips`. */
+export const AddClipBody = Type.Object({
+  video_id: Type.Optional(Id('video_id')),
+  track: oneOf(TRACKS, { errorMessage: `track must be one of ${TRACKS.join(', ')}` }),
+  asset_id: Type.String({ minLength: 1, maxLength: 100, errorMessage: 'asset_id is required' }),
+  idx: Idx,
+  ...clipTiming,
+});
+export type AddClipRequest = Static<typeof AddClipBody>;
+
+/** `PATCH /projects/<id>/clips/<clip_id>`. */
+export const PatchClipBody = Type.Object({ idx: Idx, ...clipTiming });
+export type PatchClipRequest = Static<typeof PatchClipBody>;
+
+/** `POST /projects/<id>/assets` as JSON: an import by URL. */
+export const ImportAssetBody = Type.Object({
+  url: Type.String({ minLength: 1, errorMessage: 'url must be a https URL' }),
+  name: Type.Optional(
+    Type.String({
+      maxLength: PROJECT_NAME_MAX,
+      errorMessage: `name must be at most ${PROJECT_NAME_MAX} characters`,
+    }),
+  ),
+});
+export type ImportAssetRequest = Static<typeof ImportAssetBody>;
+
+export const importAssetRules = (accepts: (url: string) => boolean): FieldRule<ImportAssetRequest>[] => [
+  { field: 'url', check: (body) => accepts(body.url), message: 'url must be a https URL' },
+];
+
+/** `GET /projects/<id>`: `video_id` narrows the clips. */
+export const StateQuery = Type.Object({ video_id: Type.Optional(Type.String({ maxLength: 100 })) });
+
+/** `GET .../messages`. */
+export const MessagesQuery = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 50, errorMessage: 'limit must be 1-100' }),
+  cursor: Type.Optional(Type.String({ maxLength: 200, errorMessage: 'cursor is invalid' })),
+});
+
+const idParam = (prefix: string, notFound: string) =>
+  Type.String({ pattern: `^${prefix}_[0-9A-Za-z]{1,40}$`, errorMessage: notFound });
+export const ProjectParams = Type.Object({ project_id: idParam('vp', 'Project not found') });
+export const VideoParams = Type.Object({
+  project_id: idParam('vp', 'Project not found'),
+  video_id: idParam('vv', 'Video not found'),
+});
+export const ClipParams = Type.Object({
+  project_id: idParam('vp', 'Project not found'),
+  clip_id: idParam('vc', 'Clip not found'),
+});
+
+// Answers (OpenAPI). Shapes as the views in actors/project-views.ts build them.
+export const ProjectSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  description: Type.String(),
+  aspect_ratio: Type.String(),
+  context_md: Type.String(),
+  revision: Type.Integer(),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+});
+export const VideoSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  aspect_ratio: Type.String(),
+  created_at: Type.String({ format: 'date-time' }),
+});
+export const AssetSchema = Type.Object({
+  id: Type.String(),
+  kind: Type.String(),
+  source: Type.String(),
+  url: Type.String(),
+  metadata: Type.Record(Type.String(), Type.Unknown()),
+  created_at: Type.String({ format: 'date-time' }),
+});
+export const ClipSchema = Type.Object({
+  id: Type.String(),
+  video_id: Type.String(),
+  track: Type.String(),
+  idx: Type.Integer(),
+  asset_id: Type.String(),
+  start_sec: Type.Union([Type.Number(), Type.Null()]),
+  trim_start_sec: Type.Number(),
+  duration_sec: Type.Union([Type.Number(), Type.Null()]),
+  volume: Type.Number(),
+});
+export const EventSchema = Type.Object({
+  type: Type.String(),
+  seq: Type.Integer(),
+  ts: Type.String(),
+  project_id: Type.String(),
+  video_id: Type.Union([Type.String(), Type.Null()]),
+  turn_id: Type.Union([Type.String(), Type.Null()]),
+  data: Type.Record(Type.String(), Type.Unknown()),
+});
+export const StateResponse = Type.Object({
+  project: ProjectSchema,
+  videos: Type.Array(VideoSchema),
+  assets: Type.Array(AssetSchema),
+  clips: Type.Array(ClipSchema),
+});
+export const InstructResponse = Type.Object({
+  assistant_text: Type.String(),
+  assets_created: Type.Array(AssetSchema),
+  clips_created: Type.Array(ClipSchema),
+  context_appended: Type.Boolean(),
+  aspect_ratio_changed: Type.Union([
+    Type.Object({ video_id: Type.String(), from: Type.String(), to: Type.String() }),
+    Type.Null(),
+  ]),
+  media_gen_done: Type.Boolean(),
+  agent_events: Type.Array(EventSchema),
+});
+export const MessageSchema = Type.Object({
+  id: Type.String(),
+  role: Type.Union([Type.Literal('user'), Type.Literal('assistant')]),
+  text: Type.String(),
+  image_urls: Type.Optional(Type.Array(Type.String())),
+  turn_id: Type.String(),
+  created_at: Type.String({ format: 'date-time' }),
+});

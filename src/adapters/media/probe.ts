@@ -1,0 +1,222 @@
+import { spawn } from 'node:child_process';
+import { open } from 'node:fs/promises';
+import { setPriority } from 'node:os';
+import { AppError } from '../../domain/errors.ts';
+import type { ProbedMedia } from '../../ports/media-intake.ts';
+import { checkCompleteness } from './completeness.ts';
+import { SNIFF_BYTES, sniffContainer, type SniffedContainer } from './sniff.ts';
+
+/** The binaries (from `resolveFfmpeg`) and the time each child may take. */
+export interface MediaProbeOptions {
+  ffmpegPath: string;
+  ffprobePath: string;
+  /** Per child process (ffprobe, and ffmpeg when packets must be read); default 30 s. */
+  timeoutMs?: number;
+}
+
+/** The one message a client sees for every refused file: what exactly was wrong stays in the logs. */
+export const UNSUPPORTED_MEDIA_MESSAGE = 'The file is not a supported image, video or audio file';
+
+/** The 415 answer (`{ error: 'unsupported_media', message }`); `reason` is kept as the cause, for logs only. */
+export function unsupportedMedia(reason: string): AppError {
+  const error = new AppError('unsupported_media', 'unsupported_media', {
+    message: UNSUPPORTED_MEDIA_MESSAGE,
+  });
+  error.cause = reason;
+  return error;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+/** Probes and checks yield the CPU to the API, like renders. */
+const PROBE_NICENESS = 10;
+/** ffprobe's JSON for a real file is a few KB; a file with thousands of streams is not one we want. */
+const MAX_PROBE_OUTPUT = 1024 * 1024;
+const KEEP_STDERR = 2048;
+const IMAGE_TYPES: Readonly<Record<string, string>> = {
+  png_pipe: 'image/png',
+  jpeg_pipe: 'image/jpeg',
+  webp_pipe: 'image/webp',
+};
+const AUDIO_TYPES: Readonly<Record<string, string>> = {
+  mp3: 'audio/mpeg',
+  wav: 'audio/wav',
+  aac: 'audio/aac',
+};
+
+/** Reads the container from the file's first bytes (never its name or a header), or null. */
+export async function sniffFile(path: string): Promise<SniffedContainer | null> {
+  const file = await open(path, 'r');
+  try {
+    const head = Buffer.alloc(SNIFF_BYTES);
+    const { bytesRead } = await file.read(head, 0, SNIFF_BYTES, 0);
+    return sniffContainer(head.subarray(0, bytesRead));
+  } finally {
+    await file.close();
+  }
+}
+
+/**
+ * What the local file at `path` is, or a 415 `AppError`: sniffed by magic bytes, checked whole by its
+ * declared sizes, then read by ffprobe forced onto the sniffed demuxer with only the file and pipe protocols,
+ * so neither a playlist nor a reference inside the file can make it open anything else.
+ */
+export async function probeFile(path: string, options: MediaProbeOptions): Promise<ProbedMedia> {
+  const sniffed = await sniffFile(path);
+  if (!sniffed) throw unsupportedMedia('no accepted container signature');
+  const completeness = await checkCompleteness(path, sniffed.container);
+  if (completeness === 'truncated') throw unsupportedMedia(`truncated ${sniffed.container}`);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const run = await runLimited(options.ffprobePath, ffprobeArgs(path, sniffed), timeoutMs);
+  if (run.outcome !== 'exited' || run.code !== 0)
+    throw unsupportedMedia(`ffprobe ${describeRun(run)}: ${run.stderr.trim()}`);
+  const probed = interpret(parseProbe(run.stdout), sniffed);
+  // Only an mp4 with an open-ended box leaves the question open, and only reading its packets answers it.
+  if (completeness === 'unknown' && sniffed.container === 'mov') {
+    const read = await runLimited(options.ffmpegPath, packetReadArgs(path), timeoutMs);
+    if (read.outcome !== 'exited' || read.code !== 0)
+      throw unsupportedMedia(`packet read ${describeRun(read)}: ${read.stderr.trim()}`);
+  }
+  return probed;
+}
+
+/** Input options shared by every child that opens user media. */
+export function hostileInputArgs(sniffed: SniffedContainer): string[] {
+  // `enable_drefs` (off by default, said anyway) would follow a QuickTime file's references to other files.
+  const demuxerOptions = sniffed.demuxer === 'mov' ? ['-enable_drefs', '0'] : [];
+  return ['-protocol_whitelist', 'file,pipe', '-f', sniffed.demuxer, ...demuxerOptions];
+}
+
+function ffprobeArgs(path: string, sniffed: SniffedContainer): string[] {
+  const output = ['-print_format', 'json', '-show_format', '-show_streams'];
+  return ['-hide_banner', '-v', 'error', ...hostileInputArgs(sniffed), ...output, `file:${path}`];
+}
+
+/**
+ * Demuxes every audio and video packet without decoding: the demuxer flags a packet that the file ends
+ * inside of as corrupt, and `-xerror` makes that fatal.
+ */
+function packetReadArgs(path: string): string[] {
+  const input = hostileInputArgs({ container: 'mov', demuxer: 'mov' });
+  const output = ['-map', '0:v?', '-map', '0:a?', '-c', 'copy', '-f', 'null', '-'];
+  return ['-hide_banner', '-nostdin', '-v', 'error', '-xerror', ...input, '-i', `file:${path}`, ...output];
+}
+
+interface ProbeJson {
+  format?: { duration?: string; tags?: Record<string, string> };
+  streams?: ProbeStream[];
+}
+
+interface ProbeStream {
+  codec_type?: string;
+  width?: number;
+  height?: number;
+  disposition?: { attached_pic?: number };
+  side_data_list?: { rotation?: number }[];
+  tags?: { rotate?: string };
+}
+
+function parseProbe(stdout: string): ProbeJson {
+  try {
+    const parsed: unknown = JSON.parse(stdout);
+    if (typeof parsed === 'object' && parsed !== null) return parsed as ProbeJson;
+  } catch {
+    // fall through: unreadable output is a refused file, like any other probe failure
+  }
+  throw unsupportedMedia('ffprobe printed no JSON');
+}
+
+/** The kind, content type and metadata, from the streams ffprobe found (a file without any is refused). */
+function interpret(json: ProbeJson, sniffed: SniffedContainer): ProbedMedia {
+  const streams = json.streams ?? [];
+  // Cover art in an m4a or mp3 is a one-picture "video" stream: it does not make the file a video.
+  const video = streams.find((s) => s.codec_type === 'video' && s.disposition?.attached_pic !== 1);
+  const audio = streams.find((s) => s.codec_type === 'audio');
+  const format = sniffed.demuxer;
+  const imageType = IMAGE_TYPES[format];
+  if (imageType) {
+    if (!video) throw unsupportedMedia(`${format} without a picture`);
+    return { kind: 'image', contentType: imageType, format, ...dimensions(video) };
+  }
+  const duration = Number(json.format?.duration);
+  if (!Number.isFinite(duration) || duration <= 0) throw unsupportedMedia(`${format} without a duration`);
+  const duration_sec = Math.round(duration * 1000) / 1000;
+  if (format === 'mov') {
+    if (video) {
+      // A file without `ftyp` predates it, so it is QuickTime too.
+      const brand = json.format?.tags?.major_brand;
+      const contentType = brand === undefined || brand === 'qt  ' ? 'video/quicktime' : 'video/mp4';
+      return { kind: 'video', contentType, format, duration_sec, ...dimensions(video) };
+    }
+    if (audio) return { kind: 'audio', contentType: 'audio/mp4', format, duration_sec };
+    throw unsupportedMedia('mov without audio or video');
+  }
+  if (!audio) throw unsupportedMedia(`${format} without audio`);
+  return { kind: 'audio', contentType: AUDIO_TYPES[format]!, format, duration_sec };
+}
+
+/** Width and height as shown: a phone video stored landscape with a 90° rotation is portrait. */
+function dimensions(stream: ProbeStream): { width: number; height: number } {
+  const { width, height } = stream;
+  if (!width || !height || width <= 0 || height <= 0) throw unsupportedMedia('a picture without a size');
+  const rotation =
+    stream.side_data_list?.find((data) => data.rotation !== undefined)?.rotation ??
+    Number(stream.tags?.rotate ?? 0);
+  return Math.abs(rotation) % 180 === 90 ? { width: height, height: width } : { width, height };
+}
+
+interface RunResult {
+  outcome: 'exited' | 'timed_out' | 'too_much_output';
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function describeRun(run: RunResult): string {
+  if (run.outcome === 'timed_out') return 'timed out';
+  if (run.outcome === 'too_much_output') return 'printed too much';
+  return `exited with code ${run.code}`;
+}
+
+/**
+ * Runs one child, niced, killed (SIGKILL, by its pid) when it outlives `timeoutMs` or prints more than
+ * `MAX_PROBE_OUTPUT`; rejects only when it cannot start (a missing binary is a server fault, not a 415).
+ */
+function runLimited(command: string, args: string[], timeoutMs: number): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    // Arguments go straight to execve: no shell ever sees a path.
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    if (child.pid !== undefined) {
+      try {
+        setPriority(child.pid, PROBE_NICENESS);
+      } catch {
+        // It may already have exited, and then needs no priority.
+      }
+    }
+    let outcome: RunResult['outcome'] = 'exited';
+    const stop = (why: RunResult['outcome']) => {
+      outcome = why;
+      child.kill('SIGKILL');
+    };
+    const timer = setTimeout(() => stop('timed_out'), timeoutMs);
+    const stdout: Buffer[] = [];
+    let stdoutBytes = 0;
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdoutBytes += chunk.length;
+      if (stdoutBytes > MAX_PROBE_OUTPUT) stop('too_much_output');
+      else stdout.push(chunk);
+    });
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk: string) => {
+      stderr = (stderr + chunk).slice(-KEEP_STDERR);
+    });
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(new Error(`${command} could not be started: ${error.message}`));
+    });
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ outcome, code, stdout: Buffer.concat(stdout).toString('utf8'), stderr });
+    });
+  });
+}

@@ -1,0 +1,139 @@
+import type { Config } from '../config.ts';
+import type { AgentModel } from '../ports/agent-model.ts';
+import type { JobRecord } from '../ports/jobs-repository.ts';
+import { newMediaId } from '../domain/media-id.ts';
+import { createBuiltinAgent } from '../adapters/agent/index.ts';
+import { createMediaIntake, resolveFfmpeg } from '../adapters/media/index.ts';
+import { createGuardedFetch } from '../adapters/net/index.ts';
+import { createEditorService } from '../services/editor.ts';
+import { createEditorTurns } from '../services/editor-turns.ts';
+import { createGeneratedAssets } from '../services/generated-assets.ts';
+import { isAcceptedImageUrl, ownMediaId } from '../services/inbound-images.ts';
+import type { JobsService } from '../services/jobs.ts';
+import { startPeriodicTask, type PeriodicTask } from '../services/periodic-task.ts';
+import { createTurnMedia } from '../services/turn-media.ts';
+import { editorRoutes } from '../http/routes/editor.ts';
+import type { Feature } from './feature.ts';
+import type { Platform } from './platform.ts';
+
+type EditorConfig = Pick<
+  Config,
+  | 'agent'
+  | 'llmApiKey'
+  | 'turnLeaseMs'
+  | 'uploadMaxBytes'
+  | 'webhookAllowPrivate'
+  | 'ffmpegPath'
+  | 'ffprobePath'
+  | 'nodeId'
+  | 'tuning'
+>;
+
+/** Lease sweeps a batch at a time; a project fails its lapsed turn on its own actor. */
+const LEASE_SWEEP_BATCH = 100;
+
+/**
+ * The chat-driven editor (spec §4.6–4.7, CONTRACT §4.1–4.2, §8): projects and their documents, uploads and
+ * imports, direct edits and agent turns through the project actor, the lease sweep that fails turns whose
+ * node died, and the hook that turns media delivered after their turn into assets.
+ */
+export function editorFeature(
+  config: EditorConfig,
+  platform: Platform,
+  jobsService: JobsService,
+): Feature & { jobFinished(job: JobRecord): void } {
+  const { store, log, clock, mediaUrl, baseUrl } = platform;
+  const { projects, assets, thread, jobs } = platform.repositories;
+  const commands = platform.projects;
+  const ffmpeg = resolveFfmpeg({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath });
+  const intake = createMediaIntake({
+    store,
+    ffmpegPath: ffmpeg.ffmpeg,
+    ffprobePath: ffmpeg.ffprobe,
+    fetch: createGuardedFetch(),
+    allowPrivate: config.webhookAllowPrivate,
+    fetchTimeoutMs: config.tuning.inboundFetchTimeoutMs,
+    newMediaId,
+    resolveOwn: (url) => ownMediaId(url, baseUrl),
+  });
+  const generated = createGeneratedAssets({ store, commands });
+  const editor = createEditorService({
+    commands,
+    projects,
+    assets,
+    thread,
+    store,
+    intake,
+    mediaUrl,
+    uploadMaxBytes: config.uploadMaxBytes,
+    clock,
+  });
+  const turns = createEditorTurns({
+    commands,
+    credits: platform.credits,
+    balanceOf: async (userId) => (await platform.repositories.users.get(userId))?.credits ?? 0,
+    projects,
+    assets,
+    thread,
+    history: platform.repositories.history,
+    store,
+    intake,
+    agent: createAgent(config),
+    media: createTurnMedia({
+      jobsService,
+      jobs,
+      generated,
+      pollIntervalMs: config.tuning.turnJobCheckMs,
+      progressIntervalMs: config.tuning.mediaProgressIntervalMs,
+      logger: log,
+    }),
+    mediaUrl,
+    nodeId: config.nodeId,
+    turnLeaseMs: config.turnLeaseMs,
+    clock,
+    logger: log,
+  });
+
+  let sweep: PeriodicTask | undefined;
+  return {
+    routes: editorRoutes(editor, turns, {
+      acceptsUrl: (url) => isAcceptedImageUrl(url, baseUrl),
+      uploadMaxBytes: config.uploadMaxBytes,
+    }),
+    /** A job of an editor turn ended (here or on any node): its media join the project's library. */
+    jobFinished(job) {
+      if (!job.origin || job.status !== 'completed') return;
+      // Named for its turn: while that turn still holds the project, the asset is one of its events.
+      generated.add(job, job.origin.turn_id).catch((error: unknown) => {
+        log.warn({ err: error, job_id: job.id }, 'could not add a generated asset to its project');
+      });
+    },
+    async start() {
+      sweep = startPeriodicTask({
+        name: 'turn lease sweep',
+        intervalMs: Math.max(200, Math.floor(config.turnLeaseMs / 10)),
+        logger: log,
+        run: async () => {
+          const lapsed = await projects.expiredLeases(new Date(clock.now()), LEASE_SWEEP_BATCH);
+          for (const projectId of lapsed) {
+            const { expired } = await commands.expire_turn(projectId, {});
+            if (expired) turns.wake(projectId);
+          }
+        },
+      });
+    },
+    async stop() {
+      await sweep?.stop();
+    },
+  };
+}
+
+/** The configured agent (`AGENT`): the builtin director, or the LLM agent once its key is configured. */
+function createAgent(config: EditorConfig): AgentModel {
+  if (config.agent === 'builtin') return createBuiltinAgent();
+  // AGENT=llm without LLM_API_KEY: instruct answers 503 (spec §4.7); config refuses the key until it exists.
+  return {
+    configured: false,
+    runTurn: () => Promise.reject(new Error('the LLM agent is not configured')),
+  };
+}

@@ -1,0 +1,395 @@
+import type { Logger } from 'pino';
+import type { ProjectCommands, UserCredits } from '../../actors/index.ts';
+import { AppError } from '../domain/errors.ts';
+import { TURN_CREDITS } from '../domain/editor.ts';
+import { newId } from '../domain/ids.ts';
+import type { KeyPrincipal } from '../domain/principal.ts';
+import { AgentFailure, type AgentModel } from '../ports/agent-model.ts';
+import type { AssetsRepository } from '../ports/assets-repository.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { MediaIntake } from '../ports/media-intake.ts';
+import type { MediaStore } from '../ports/media-store.ts';
+import type { ProjectRecord, ProjectsRepository } from '../ports/projects-repository.ts';
+import type { ThreadRepository } from '../ports/thread-repository.ts';
+import type { EventHistory, ProjectEvent } from '../ports/event-history.ts';
+import type { TurnMedia } from './turn-media.ts';
+import { TurnAborted, TurnLost, TurnSession } from './turn-session.ts';
+import { createTurnTools, type TurnResults } from './turn-tools.ts';
+import { INBOUND_IMAGE_MAX_BYTES } from './inbound-images.ts';
+
+export interface EditorTurnsDeps {
+  commands: ProjectCommands;
+  credits: Pick<UserCredits, 'charge_turn'>;
+  balanceOf(userId: string): Promise<number>;
+  projects: ProjectsRepository;
+  assets: AssetsRepository;
+  thread: ThreadRepository;
+  history: EventHistory;
+  store: MediaStore;
+  intake: MediaIntake;
+  agent: AgentModel;
+  media: TurnMedia;
+  mediaUrl(mediaId: string): string;
+  nodeId: string;
+  turnLeaseMs: number;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** Instruct's body once validated (spec §4.7). */
+export interface InstructRequest {
+  instruction?: string;
+  image_urls: string[];
+  video_id?: string;
+}
+
+/** How many earlier messages of the thread an agent reads. */
+const HISTORY_MESSAGES = 20;
+/** A queued turn looks at its place this often at most (a local finish wakes it at once). */
+const QUEUE_POLL_MAX_MS = 1000;
+
+/**
+ * Agent turns (spec §4.7, CONTRACT §4.1): one call of instruct is one turn, run in this order — reference
+ * images fetched and probed (before any charge) → a place in the project's turn queue (429 when full) → the
+ * 5-credit charge (op id from the turn id; 402 withdraws the place) → wait for the turn → `begin_turn` →
+ * one agent step through the tools → `finish_turn` (which grants the next turn). A granted turn holds a lease
+ * renewed here; if this process dies, the lease lapses and the actor fails the turn and grants the next.
+ * The client going away changes nothing: the turn runs to its end.
+ */
+export function createEditorTurns(deps: EditorTurnsDeps) {
+  const { commands, logger } = deps;
+  const waiting = new Map<string, Set<() => void>>();
+
+  /** Wakes this node's turns queued on `projectId` (another turn there just ended). */
+  function wake(projectId: string) {
+    for (const resume of waiting.get(projectId) ?? []) resume();
+  }
+
+  async function waitForGrant(projectId: string, turnId: string): Promise<void> {
+    let delay = 100;
+    for (;;) {
+      const status = await commands.turn_status(projectId, { turn_id: turnId });
+      if (status.status === 'granted') return;
+      if (status.status !== 'queued') {
+        throw new AppError('unavailable', 'The turn was dropped before it ran; try again');
+      }
+      await new Promise<void>((resolve) => {
+        let set = waiting.get(projectId);
+        if (!set) waiting.set(projectId, (set = new Set()));
+        const resume = () => {
+          clearTimeout(timer);
+          set.delete(resume);
+          if (set.size === 0) waiting.delete(projectId);
+          resolve();
+        };
+        const timer = setTimeout(resume, delay);
+        set.add(resume);
+      });
+      delay = Math.min(delay * 2, QUEUE_POLL_MAX_MS);
+    }
+  }
+
+  /** Fetches and probes the turn's reference images; nothing is charged yet. */
+  async function fetchReferences(urls: string[]) {
+    const taken = [];
+    try {
+      for (const [index, url] of urls.entries()) {
+        const field = `image_urls[${index}]`;
+        const result = await deps.intake.fromUrl(url, { maxBytes: INBOUND_IMAGE_MAX_BYTES, field });
+        taken.push({ url, result });
+        if (result.probed.kind !== 'image') throw new AppError('bad_request', `${field} is not an image`);
+      }
+      return taken;
+    } catch (error) {
+      await discard(taken.map((one) => one.result.media.id));
+      throw error;
+    }
+  }
+
+  async function discard(mediaIds: string[]) {
+    await Promise.all(mediaIds.map((id) => deps.store.delete(id).catch(() => undefined)));
+  }
+
+  /** One instruct call: checks → queue → charge → wait → run → answer. */
+  async function instruct(principal: KeyPrincipal, project: ProjectRecord, body: InstructRequest) {
+    const video = body.video_id ? project.videos.find((one) => one.id === body.video_id) : project.videos[0];
+    if (!video) throw new AppError('not_found', 'Video not found');
+    if (!deps.agent.configured) {
+      throw new AppError('unavailable', "The agent's model credentials are not configured on this server");
+    }
+    const balance = await deps.balanceOf(principal.userId);
+    if (balance < TURN_CREDITS) throw insufficient(TURN_CREDITS, balance);
+
+    const references = await fetchReferences(body.image_urls);
+    const turnId = newId('turn', 16);
+    const log = logger.child({ turn_id: turnId, project_id: project.id });
+    const place = await commands.request_turn(project.id, {
+      op_id: `${turnId}:request`,
+      turn_id: turnId,
+      video_id: video.id,
+      key_id: principal.keyId,
+      node_id: deps.nodeId,
+    });
+    if (place.status === 'full') {
+      await discard(references.map((one) => one.result.media.id));
+      throw new AppError(
+        'rate_limited',
+        'Too many turns are waiting for this project',
+        {},
+        { 'retry-after': '5' },
+      );
+    }
+    const charge = await deps.credits.charge_turn(principal.userId, {
+      op_id: `turn:${turnId}`,
+      amount: TURN_CREDITS,
+      reason: 'agent_turn',
+      project_id: project.id,
+    });
+    if (!charge.ok) {
+      await finish(project.id, turnId, 'withdrawn', {}, []).catch(() => undefined);
+      await discard(references.map((one) => one.result.media.id));
+      throw insufficient(charge.credits_required, charge.credits_remaining);
+    }
+    log.info({ queued: place.status === 'queued' }, 'turn charged');
+    try {
+      await waitForGrant(project.id, turnId);
+    } catch (error) {
+      await finish(project.id, turnId, 'withdrawn', {}, []).catch(() => undefined);
+      throw error;
+    }
+    const session = new TurnSession(commands, principal, project.id, video.id, turnId);
+    const renewal = setInterval(
+      () => {
+        commands.renew_turn(project.id, { turn_id: turnId }).then(
+          (renewed) => {
+            if (!renewed.ok) session.markLost();
+          },
+          (error: unknown) => log.warn({ err: error }, 'turn lease renewal failed'),
+        );
+      },
+      Math.max(250, Math.floor(deps.turnLeaseMs / 3)),
+    );
+    try {
+      return await run(session, body, references, log);
+    } finally {
+      clearInterval(renewal);
+      wake(project.id);
+    }
+  }
+
+  async function run(
+    session: TurnSession,
+    body: InstructRequest,
+    references: Awaited<ReturnType<typeof fetchReferences>>,
+    log: Logger,
+  ) {
+    const { projectId, turnId, videoId } = session;
+    const startedAt = new Date(deps.clock.now()).toISOString();
+    const instruction = body.instruction ?? '';
+    const userMessage = {
+      id: `msg_${turnId}_0`,
+      video_id: videoId,
+      role: 'user' as const,
+      text: instruction,
+      ...(body.image_urls.length > 0 ? { image_urls: body.image_urls } : {}),
+      created_at: startedAt,
+    };
+    const { tools, results } = createTurnTools(
+      { projects: deps.projects, assets: deps.assets, media: deps.media, mediaUrl: deps.mediaUrl },
+      session,
+    );
+    const controller = new AbortController();
+    try {
+      await session.run(() =>
+        commands.begin_turn(projectId, {
+          op_id: `${turnId}:begin`,
+          turn_id: turnId,
+          instruction,
+          image_urls: body.image_urls,
+        }),
+      );
+      const referenceAssets = await addReferences(session, references, results);
+      const project = await deps.projects.get(projectId);
+      if (!project) throw new TurnLost();
+      const video = project.videos.find((one) => one.id === videoId)!;
+      const history = await deps.thread.recent(projectId, videoId, HISTORY_MESSAGES);
+      const reply = await deps.agent.runTurn(
+        {
+          instruction,
+          references: referenceAssets,
+          project: {
+            id: project.id,
+            name: project.name,
+            aspect_ratio: project.aspect_ratio,
+            context_md: project.context_md,
+          },
+          video: { id: video.id, name: video.name, aspect_ratio: video.aspect_ratio },
+          history: history.map((message) => ({ role: message.role, text: message.text })),
+        },
+        tools,
+        {
+          say: (text) => session.emitLater({ type: 'assistant.delta', video_id: videoId, data: { text } }),
+          signal: controller.signal,
+        },
+      );
+      await session.flush();
+      if (session.isLost) throw new TurnLost();
+      const creditsCharged = TURN_CREDITS + results.media_credits;
+      await session.run(() =>
+        finish(
+          projectId,
+          turnId,
+          'completed',
+          { assistant_text: reply.text, credits_charged: creditsCharged },
+          [
+            userMessage,
+            {
+              id: `msg_${turnId}_1`,
+              video_id: videoId,
+              role: 'assistant',
+              text: reply.text,
+              created_at: new Date(Math.max(deps.clock.now(), Date.parse(startedAt) + 1)).toISOString(),
+            },
+          ],
+        ),
+      );
+      log.info({ credits: creditsCharged, media: results.media_gen_done }, 'turn completed');
+      return answer(reply.text, results, await turnEvents(session));
+    } catch (error) {
+      controller.abort();
+      await session.flush().catch(() => undefined);
+      throw await failed(session, error, userMessage, log);
+    }
+  }
+
+  /** Ends a failed turn (`turn.failed`) and answers the error the client gets. */
+  async function failed(
+    session: TurnSession,
+    error: unknown,
+    userMessage: Parameters<typeof finish>[4][number],
+    log: Logger,
+  ): Promise<unknown> {
+    const { projectId, turnId } = session;
+    if (error instanceof TurnLost || session.isLost) {
+      log.warn('turn lost its project');
+      if (!(await deps.projects.get(projectId))) return new AppError('not_found', 'Project not found');
+      return new AppError('unavailable', 'The turn was interrupted before it finished; try again');
+    }
+    const answerError =
+      error instanceof TurnAborted
+        ? error.error
+        : error instanceof AgentFailure
+          ? new AppError(error.status === 503 ? 'unavailable' : 'bad_gateway', error.message)
+          : error instanceof AppError
+            ? error
+            : new AppError('internal', 'The agent failed');
+    if (!(error instanceof TurnAborted || error instanceof AgentFailure || error instanceof AppError)) {
+      log.error({ err: error }, 'turn failed');
+    }
+    await session
+      .run(() =>
+        finish(projectId, turnId, 'failed', { error: answerError.message, status: answerError.status }, [
+          userMessage,
+        ]),
+      )
+      .catch((finishError: unknown) => log.warn({ err: finishError }, 'could not record the failed turn'));
+    return answerError;
+  }
+
+  async function addReferences(
+    session: TurnSession,
+    references: Awaited<ReturnType<typeof fetchReferences>>,
+    results: TurnResults,
+  ) {
+    const added = [];
+    for (const { url, result } of references) {
+      const answer = await session.run(() =>
+        commands.add_asset(session.projectId, {
+          op_id: session.nextOpId('reference'),
+          turn_id: session.turnId,
+          asset: {
+            id: newId('va', 16),
+            user_id: session.principal.userId,
+            kind: result.probed.kind,
+            source: 'import',
+            media_id: result.media.id,
+            content_type: result.probed.contentType,
+            metadata: metadataOf(result.probed, { source_url: url }),
+          },
+        }),
+      );
+      results.assets_created.push(answer.asset);
+      added.push(answer.asset);
+    }
+    return added;
+  }
+
+  function finish(
+    projectId: string,
+    turnId: string,
+    outcome: 'completed' | 'failed' | 'withdrawn',
+    data: Record<string, unknown>,
+    messages: {
+      id: string;
+      video_id: string;
+      role: 'user' | 'assistant';
+      text: string;
+      image_urls?: string[];
+      created_at: string;
+    }[],
+  ) {
+    return commands.finish_turn(projectId, {
+      op_id: `${turnId}:finish`,
+      turn_id: turnId,
+      outcome,
+      data,
+      messages,
+    });
+  }
+
+  /**
+   * The turn's events in `seq` order (instruct's `agent_events`), read back from the history: some were
+   * committed by others on the turn's behalf (its media's asset, added by the job's completion hook).
+   */
+  async function turnEvents(session: TurnSession) {
+    const first = Math.min(...session.events.map((event) => event.seq));
+    const kept = await deps.history.since(session.projectId, first - 1);
+    return kept.events.filter((event) => event.turn_id === session.turnId);
+  }
+
+  return { instruct, wake };
+}
+
+export type EditorTurns = ReturnType<typeof createEditorTurns>;
+
+/** The asset metadata a probe gives (CONTRACT §4.1: `duration_sec` / `width` / `height` where they apply). */
+export function metadataOf(
+  probed: { duration_sec?: number; width?: number; height?: number },
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    ...extra,
+    ...(probed.duration_sec !== undefined ? { duration_sec: probed.duration_sec } : {}),
+    ...(probed.width !== undefined ? { width: probed.width } : {}),
+    ...(probed.height !== undefined ? { height: probed.height } : {}),
+  };
+}
+
+function answer(text: string, results: TurnResults, events: ProjectEvent[]) {
+  return {
+    assistant_text: text,
+    assets_created: results.assets_created,
+    clips_created: results.clips_created,
+    context_appended: results.context_appended,
+    aspect_ratio_changed: results.aspect_ratio_changed,
+    media_gen_done: results.media_gen_done,
+    agent_events: events,
+  };
+}
+
+function insufficient(required: number, remaining: number) {
+  return new AppError('insufficient_credits', 'Insufficient credits', {
+    credits_required: required,
+    credits_remaining: remaining,
+  });
+}

@@ -1,0 +1,416 @@
+// The editor's MongoDB adapters (projects, assets, chat threads, event history) against a real MongoDB-wire
+// server (jongodb unless MF_TEST_MONGO=container). Each describe works in a database of its own.
+import { describe, it, before } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Db } from 'mongodb';
+import { createMongoProjects } from '../../src/adapters/mongo/projects.ts';
+import { createMongoAssets } from '../../src/adapters/mongo/assets.ts';
+import { createMongoThread } from '../../src/adapters/mongo/thread.ts';
+import { createMongoEventHistory } from '../../src/adapters/mongo/event-history.ts';
+import type { ProjectRecord, ProjectsRepository } from '../../src/ports/projects-repository.ts';
+import type { AssetRecord, AssetsRepository } from '../../src/ports/assets-repository.ts';
+import type { MessageRecord, ThreadRepository } from '../../src/ports/thread-repository.ts';
+import type { EventHistory, ProjectEvent } from '../../src/ports/event-history.ts';
+import { useMongoClient } from '../helpers/mongo.ts';
+
+const t0 = new Date('2026-11-21T00:00:00Z');
+const at = (ms: number): Date => new Date(t0.getTime() + ms);
+
+const mongo = useMongoClient();
+
+function project(id: string, fields: Partial<ProjectRecord> = {}): ProjectRecord {
+  return {
+    id,
+    user_id: 'usr_1',
+    name: `Project ${id}`,
+    description: '',
+    aspect_ratio: '9:16',
+    context_md: '',
+    videos: [{ id: `vid_${id}`, name: 'Main video', aspect_ratio: '9:16', created_at: t0 }],
+    clips: [],
+    revision: 0,
+    seq: 0,
+    version: 1,
+    turn: null,
+    queue: [],
+    applied_ops: [],
+    created_at: t0,
+    updated_at: t0,
+    ...fields,
+  };
+}
+
+function lease(until: Date): ProjectRecord['turn'] {
+  return {
+    turn_id: 'turn_1',
+    video_id: 'vid_1',
+    key_id: 'key_1',
+    node_id: 'node_1',
+    requested_at: t0,
+    granted_at: t0,
+    lease_until: until,
+    started: true,
+  };
+}
+
+describe('mongo projects repository', () => {
+  let projects: ProjectsRepository;
+  before(async () => {
+    projects = await createMongoProjects(mongo.client.db('editor_projects'));
+  });
+
+  it('gives back an inserted project as it was written, and null for an unknown id', async () => {
+    const record = project('prj_get', { clips: [], context_md: '# notes' });
+    await projects.insert(record);
+    assert.deepEqual(await projects.get('prj_get'), record);
+    assert.equal(await projects.get('prj_missing'), null);
+  });
+
+  it("lists only the user's projects, most recently updated first, as summaries", async () => {
+    await projects.insert(project('prj_old', { user_id: 'usr_list', updated_at: at(1000) }));
+    await projects.insert(project('prj_new', { user_id: 'usr_list', updated_at: at(3000) }));
+    await projects.insert(project('prj_mid', { user_id: 'usr_list', updated_at: at(2000) }));
+    await projects.insert(project('prj_other', { user_id: 'usr_other', updated_at: at(9000) }));
+    assert.deepEqual(await projects.listByUser('usr_list'), [
+      { id: 'prj_new', name: 'Project prj_new', aspect_ratio: '9:16', updated_at: at(3000) },
+      { id: 'prj_mid', name: 'Project prj_mid', aspect_ratio: '9:16', updated_at: at(2000) },
+      { id: 'prj_old', name: 'Project prj_old', aspect_ratio: '9:16', updated_at: at(1000) },
+    ]);
+    assert.deepEqual(await projects.listByUser('usr_nobody'), []);
+  });
+
+  it('replaces a project once per version: a second write on the same version is refused', async () => {
+    await projects.insert(project('prj_replace'));
+    const first = project('prj_replace', { name: 'First', version: 2 });
+    assert.equal(await projects.replace(first, 1), true);
+    assert.equal(await projects.replace(project('prj_replace', { name: 'Second', version: 2 }), 1), false);
+    assert.deepEqual(await projects.get('prj_replace'), first);
+    const third = project('prj_replace', { name: 'Third', version: 3 });
+    assert.equal(await projects.replace(third, 2), true);
+    assert.deepEqual(await projects.get('prj_replace'), third);
+    assert.equal(await projects.replace(project('prj_absent', { version: 2 }), 1), false);
+    assert.equal(await projects.get('prj_absent'), null, 'a replace never creates a project');
+  });
+
+  it('two replaces racing on the same version: exactly one wins and its document is stored', async () => {
+    for (let i = 0; i < 100; i++) {
+      const id = `prj_race${i}`;
+      await projects.insert(project(id));
+      const a = project(id, { name: 'A', version: 2 });
+      const b = project(id, { name: 'B', version: 2 });
+      const [wonA, wonB] = await Promise.all([projects.replace(a, 1), projects.replace(b, 1)]);
+      assert.notEqual(wonA, wonB, `race ${i}: exactly one side wins`);
+      assert.deepEqual(await projects.get(id), wonA ? a : b, `race ${i}`);
+    }
+  });
+
+  it('deletes a project', async () => {
+    await projects.insert(project('prj_delete'));
+    await projects.delete('prj_delete');
+    assert.equal(await projects.get('prj_delete'), null);
+    await projects.delete('prj_delete'); // deleting again is harmless
+  });
+
+  it('finds running turns whose lease ended before now, oldest lease first, at most limit', async () => {
+    const db = mongo.client.db('editor_leases');
+    const leases = await createMongoProjects(db);
+    await leases.insert(project('prj_idle'));
+    await leases.insert(project('prj_live', { turn: lease(at(60_000)) }));
+    await leases.insert(project('prj_late2', { turn: lease(at(-2000)) }));
+    await leases.insert(project('prj_late1', { turn: lease(at(-5000)) }));
+    await leases.insert(project('prj_edge', { turn: lease(t0) }));
+    assert.deepEqual(await leases.expiredLeases(t0, 10), ['prj_late1', 'prj_late2']);
+    assert.deepEqual(await leases.expiredLeases(t0, 1), ['prj_late1']);
+    assert.deepEqual(await leases.expiredLeases(t0, 0), []);
+    assert.deepEqual(await leases.expiredLeases(at(1), 10), ['prj_late1', 'prj_late2', 'prj_edge']);
+  });
+});
+
+function asset(id: string, projectId: string, createdAt: Date, name = id): AssetRecord {
+  return {
+    id,
+    project_id: projectId,
+    user_id: 'usr_1',
+    kind: 'image',
+    source: 'upload',
+    media_id: `med_${id}`,
+    content_type: 'image/png',
+    metadata: { name, width: 64, height: 64 },
+    created_at: createdAt,
+  };
+}
+
+describe('mongo assets repository', () => {
+  let assets: AssetsRepository;
+  before(async () => {
+    assets = await createMongoAssets(mongo.client.db('editor_assets'));
+  });
+
+  it('stores an asset once: putting the same id again changes nothing', async () => {
+    const first = asset('ast_once', 'prj_a', t0, 'first');
+    await assets.put(first);
+    await assets.put(asset('ast_once', 'prj_a', at(1000), 'second'));
+    await Promise.all([assets.put(first), assets.put(first)]);
+    assert.deepEqual(await assets.get('ast_once'), first);
+    assert.deepEqual(await assets.listByProject('prj_a'), [first]);
+    assert.equal(await assets.get('ast_missing'), null);
+  });
+
+  it("lists a project's assets oldest first, ties by id", async () => {
+    const late = asset('ast_a', 'prj_list', at(2000));
+    const tieB = asset('ast_c', 'prj_list', at(1000));
+    const tieA = asset('ast_b', 'prj_list', at(1000));
+    for (const record of [late, tieB, tieA]) await assets.put(record);
+    await assets.put(asset('ast_elsewhere', 'prj_other', t0));
+    assert.deepEqual(await assets.listByProject('prj_list'), [tieA, tieB, late]);
+  });
+
+  it('deletes a project’s assets and answers exactly what it removed', async () => {
+    const kept = asset('ast_keep', 'prj_keep', t0);
+    const gone = [asset('ast_del1', 'prj_del', t0), asset('ast_del2', 'prj_del', at(1))];
+    for (const record of [kept, ...gone]) await assets.put(record);
+    const removed = await assets.deleteByProject('prj_del');
+    assert.deepEqual(
+      [...removed].sort((a, b) => a.id.localeCompare(b.id)),
+      gone,
+    );
+    assert.deepEqual(await assets.listByProject('prj_del'), []);
+    assert.deepEqual(await assets.deleteByProject('prj_del'), [], 'nothing left to remove');
+    assert.deepEqual(await assets.listByProject('prj_keep'), [kept]);
+  });
+});
+
+function message(id: string, createdAt: Date, fields: Partial<MessageRecord> = {}): MessageRecord {
+  return {
+    id,
+    project_id: 'prj_t',
+    video_id: 'vid_1',
+    role: 'user',
+    text: `text of ${id}`,
+    turn_id: 'turn_1',
+    created_at: createdAt,
+    ...fields,
+  };
+}
+
+describe('mongo thread repository', () => {
+  let thread: ThreadRepository;
+  // Created out of order, with ties on created_at broken by id.
+  const ordered = [
+    message('msg_01', at(1000)),
+    message('msg_02', at(2000), { role: 'assistant', image_urls: ['https://example.test/a.png'] }),
+    message('msg_03', at(3000)),
+    message('msg_04a', at(3000), { role: 'assistant' }),
+    message('msg_05', at(4000)),
+    message('msg_06', at(5000), { role: 'assistant' }),
+    message('msg_07', at(6000)),
+  ];
+
+  before(async () => {
+    thread = await createMongoThread(mongo.client.db('editor_thread'));
+    await thread.append([ordered[3]!, ordered[0]!, ordered[2]!]);
+    await thread.append([ordered[6]!, ordered[1]!, ordered[5]!, ordered[4]!]);
+    await thread.append([message('msg_other', at(1500), { video_id: 'vid_2' })]);
+  });
+
+  it('stores a message once: appending the same id again changes nothing', async () => {
+    const original = message('msg_dup', t0, { project_id: 'prj_dup' });
+    await thread.append([original]);
+    await thread.append([
+      message('msg_dup', at(9000), { project_id: 'prj_dup', text: 'rewritten' }),
+      message('msg_dup2', at(1), { project_id: 'prj_dup' }),
+    ]);
+    await thread.append([]);
+    const stored = await thread.list('prj_dup', 'vid_1', { limit: 10 });
+    assert.deepEqual(stored, [original, message('msg_dup2', at(1), { project_id: 'prj_dup' })]);
+  });
+
+  it("pages through a video's thread oldest first, each page continuing after the cursor", async () => {
+    const seen: MessageRecord[] = [];
+    let after: { created_at: Date; id: string } | undefined;
+    for (;;) {
+      const page = await thread.list('prj_t', 'vid_1', { limit: 3, ...(after ? { after } : {}) });
+      seen.push(...page);
+      if (page.length < 3) break;
+      const last = page[page.length - 1]!;
+      after = { created_at: last.created_at, id: last.id };
+    }
+    assert.deepEqual(seen, ordered);
+    assert.equal(seen[0]!.image_urls, undefined, 'an absent optional field stays absent');
+    assert.deepEqual(await thread.list('prj_t', 'vid_1', { limit: 0 }), []);
+  });
+
+  it('answers the last messages of a thread, oldest first', async () => {
+    assert.deepEqual(await thread.recent('prj_t', 'vid_1', 3), ordered.slice(4));
+    assert.deepEqual(await thread.recent('prj_t', 'vid_1', 100), ordered);
+    assert.deepEqual(await thread.recent('prj_t', 'vid_2', 5), [
+      message('msg_other', at(1500), { video_id: 'vid_2' }),
+    ]);
+  });
+
+  it("deletes every thread of a project and no one else's", async () => {
+    await thread.append([message('msg_keep', t0, { project_id: 'prj_keep' })]);
+    await thread.append([message('msg_gone', t0, { project_id: 'prj_gone' })]);
+    await thread.deleteByProject('prj_gone');
+    assert.deepEqual(await thread.recent('prj_gone', 'vid_1', 10), []);
+    assert.equal((await thread.recent('prj_keep', 'vid_1', 10)).length, 1);
+  });
+});
+
+function event(projectId: string, seq: number, data: Record<string, unknown> = { n: seq }): ProjectEvent {
+  return {
+    type: 'assistant.delta',
+    seq,
+    ts: new Date(t0.getTime() + seq).toISOString(),
+    project_id: projectId,
+    video_id: seq % 2 === 0 ? 'vid_1' : null,
+    turn_id: seq % 3 === 0 ? null : 'turn_1',
+    data,
+  };
+}
+
+const range = (from: number, to: number): number[] =>
+  Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+describe('mongo event history', () => {
+  let db: Db;
+  before(() => {
+    db = mongo.client.db('editor_events');
+  });
+
+  /** Appends seqs `from..to` in chunks of `chunk`, all at `now`. */
+  async function appendRange(
+    history: EventHistory,
+    projectId: string,
+    from: number,
+    to: number,
+    now: Date,
+    chunk: number,
+  ): Promise<void> {
+    for (let start = from; start <= to; start += chunk) {
+      const seqs = range(start, Math.min(start + chunk - 1, to));
+      await history.append(
+        projectId,
+        seqs.map((seq) => event(projectId, seq)),
+        now,
+      );
+    }
+  }
+
+  const documents = (projectId: string) =>
+    db.collection('project_event_buckets').countDocuments({ project_id: projectId });
+  const seqsOf = (events: ProjectEvent[]) => events.map((e) => e.seq);
+
+  it('replays appended events in seq order from any point, complete', async () => {
+    const history = await createMongoEventHistory(db);
+    await appendRange(history, 'prj_replay', 1, 250, t0, 7);
+
+    const all = await history.since('prj_replay', 0);
+    assert.deepEqual(
+      all.events,
+      range(1, 250).map((seq) => event('prj_replay', seq)),
+    );
+    assert.equal(all.complete, true);
+
+    const tail = await history.since('prj_replay', 240);
+    assert.deepEqual(seqsOf(tail.events), range(241, 250));
+    assert.equal(tail.complete, true);
+
+    assert.deepEqual(await history.since('prj_replay', 250), { events: [], complete: true });
+    assert.deepEqual(await history.since('prj_unknown', 0), { events: [], complete: true });
+  });
+
+  it('stores one document per bucket of consecutive seqs, not one per event', async () => {
+    const history = await createMongoEventHistory(db);
+    await appendRange(history, 'prj_docs', 1, 250, t0, 1);
+    assert.equal(await documents('prj_docs'), Math.ceil(250 / 100));
+
+    const small = await createMongoEventHistory(db, { bucketSize: 10 });
+    await appendRange(small, 'prj_docs10', 1, 95, t0, 13);
+    assert.equal(await documents('prj_docs10'), 10);
+  });
+
+  it('replaces events appended again with the same seqs, without duplicating them', async () => {
+    const history = await createMongoEventHistory(db);
+    await appendRange(history, 'prj_again', 1, 250, t0, 50);
+    const redelivered = [event('prj_again', 249, { again: true }), event('prj_again', 250, { again: true })];
+    await history.append('prj_again', redelivered, at(10));
+    // Across a bucket boundary too (seq 100 ends the first bucket, 101 starts the second).
+    const boundary = [event('prj_again', 100, { again: 1 }), event('prj_again', 101, { again: 1 })];
+    await history.append('prj_again', boundary, at(20));
+
+    const { events, complete } = await history.since('prj_again', 0);
+    assert.equal(complete, true);
+    assert.deepEqual(seqsOf(events), range(1, 250));
+    assert.deepEqual(events.slice(248), redelivered);
+    assert.deepEqual(events.slice(99, 101), boundary);
+    assert.equal(await documents('prj_again'), 3);
+  });
+
+  it('prunes only buckets older than both limits: the last keepEvents and anything younger than keepMs stay', async () => {
+    const history = await createMongoEventHistory(db, { bucketSize: 10, keepEvents: 30, keepMs: 1000 });
+    const p = 'prj_prune';
+
+    // 50 events, all young: more than keepEvents, none pruned.
+    await appendRange(history, p, 1, 50, t0, 5);
+    assert.equal(await documents(p), 5);
+    assert.deepEqual(seqsOf((await history.since(p, 0)).events), range(1, 50));
+
+    // Later, a new bucket starts (head 55): 1..10 and 11..20 are old and outside the last 30; 21..30 is old
+    // but holds some of the last 30 (26..55), so it stays.
+    await appendRange(history, p, 51, 55, at(2000), 5);
+    assert.equal(await documents(p), 4);
+    let since = await history.since(p, 0);
+    assert.deepEqual(seqsOf(since.events), range(21, 55));
+    assert.equal(since.complete, false, 'events 1..20 are gone');
+
+    // Filling the current bucket prunes nothing; starting the next (head 61) lets 21..30 go.
+    await appendRange(history, p, 56, 60, at(2000), 5);
+    assert.equal(await documents(p), 4);
+    await appendRange(history, p, 61, 61, at(2000), 1);
+    assert.deepEqual(seqsOf((await history.since(p, 0)).events), range(31, 61));
+
+    // Later still (cutoff at 1500 ms), up to head 100: 31..50 were written at 0 ms and go; 51..60 was written
+    // at 2000 ms, young, so it stays although it is outside the last 30 (71..100).
+    await appendRange(history, p, 62, 100, at(2500), 1);
+    since = await history.since(p, 0);
+    assert.deepEqual(seqsOf(since.events), range(51, 100));
+    assert.equal(since.complete, false);
+    assert.equal(await documents(p), 5);
+  });
+
+  it('says incomplete only when events after the asked seq were pruned', async () => {
+    const history = await createMongoEventHistory(db, { bucketSize: 10, keepEvents: 30, keepMs: 1000 });
+    const p = 'prj_complete';
+    await appendRange(history, p, 1, 40, t0, 10);
+    // Starting 61..70 (head 65) prunes the old buckets ending at or before 65 - 30 = 35: 1..30 go.
+    await appendRange(history, p, 41, 65, at(5000), 5);
+
+    const old = await history.since(p, 5);
+    assert.equal(old.complete, false);
+    assert.deepEqual(seqsOf(old.events), range(31, 65), 'answers what is kept');
+    assert.equal((await history.since(p, 29)).complete, false);
+    assert.deepEqual(await history.since(p, 30), {
+      events: range(31, 65).map((seq) => event(p, seq)),
+      complete: true,
+    });
+    assert.equal((await history.since(p, 60)).complete, true);
+  });
+
+  it("deletes a project's whole history and no one else's", async () => {
+    const history = await createMongoEventHistory(db, { bucketSize: 10 });
+    await appendRange(history, 'prj_delete', 1, 35, t0, 10);
+    await appendRange(history, 'prj_survivor', 1, 5, t0, 5);
+    await history.deleteProject('prj_delete');
+    assert.equal(await documents('prj_delete'), 0);
+    assert.deepEqual(await history.since('prj_delete', 0), { events: [], complete: true });
+    assert.deepEqual(seqsOf((await history.since('prj_survivor', 0)).events), range(1, 5));
+  });
+
+  it('refuses a seq below 1 and bucket options that are not positive integers', async () => {
+    const history = await createMongoEventHistory(db);
+    await assert.rejects(history.append('prj_bad', [event('prj_bad', 0)], t0), /seq 0/);
+    await assert.rejects(createMongoEventHistory(db, { bucketSize: 0 }), /bucketSize/);
+    await assert.rejects(createMongoEventHistory(db, { keepEvents: 1.5 }), /keepEvents/);
+  });
+});

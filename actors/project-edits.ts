@@ -230,8 +230,7 @@ export const editHandlers = {
         asset_id: asset.id,
         start_sec: message.track === 'video' ? null : (message.start_sec ?? null),
         trim_start_sec: message.trim_start_sec ?? 0,
-        duration_sec:
-          message.duration_sec ?? (asset.kind === 'image' ? IMAGE_CLIP_DEFAULT_SEC : null),
+        duration_sec: message.duration_sec ?? (asset.kind === 'image' ? IMAGE_CLIP_DEFAULT_SEC : null),
         volume: message.volume ?? 1,
         created_at: new Date(context.clock.now()),
       };
@@ -252,7 +251,9 @@ export const editHandlers = {
       const clip = findClip(project, message.clip_id);
       const changed: ClipRecord = {
         ...clip,
-        ...(message.start_sec !== undefined && clip.track !== 'video' ? { start_sec: message.start_sec } : {}),
+        ...(message.start_sec !== undefined && clip.track !== 'video'
+          ? { start_sec: message.start_sec }
+          : {}),
         ...(message.trim_start_sec !== undefined ? { trim_start_sec: message.trim_start_sec } : {}),
         ...(message.duration_sec !== undefined ? { duration_sec: message.duration_sec } : {}),
         ...(message.volume !== undefined ? { volume: message.volume } : {}),
@@ -323,7 +324,8 @@ export const editHandlers = {
         project_id: project.id,
         created_at: new Date(context.clock.now()),
       };
-      if (asset.project_id !== project.id) throw new AppError('conflict', 'Asset id belongs to another project');
+      if (asset.project_id !== project.id)
+        throw new AppError('conflict', 'Asset id belongs to another project');
       const view = toAssetView(asset, context.ports.mediaUrl);
       if (existing) return { asset: view, events: [], revision: project.revision };
       return commit(context, project, {

@@ -74,10 +74,7 @@ type Msg<Name extends keyof typeof TurnCommands> = Static<(typeof TurnCommands)[
 
 /** Where a turn stands: running (`granted`), waiting (`queued`, 1-based place), or over (`gone`). */
 export type TurnStatus =
-  | { status: 'granted' }
-  | { status: 'queued'; position: number }
-  | { status: 'gone' }
-  | { status: 'full' };
+  { status: 'granted' } | { status: 'queued'; position: number } | { status: 'gone' } | { status: 'full' };
 
 function statusOf(project: ProjectRecord, id: string): TurnStatus {
   if (project.turn?.turn_id === id) return { status: 'granted' };
@@ -251,7 +248,10 @@ export const turnHandlers = {
     await ports.projects.delete(project.id);
     const assets = await ports.assets.deleteByProject(project.id);
     await Promise.all([ports.thread.deleteByProject(project.id), ports.history.deleteProject(project.id)]);
-    return { deleted: true as const, assets: assets.map((asset) => ({ id: asset.id, source: asset.source, media_id: asset.media_id })) };
+    return {
+      deleted: true as const,
+      assets: assets.map((asset) => ({ id: asset.id, source: asset.source, media_id: asset.media_id })),
+    };
   },
 };
 

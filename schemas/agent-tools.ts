@@ -22,7 +22,9 @@ export const ClipTimingFields = {
   ),
   trim_start_sec: Type.Optional(Type.Number({ minimum: 0, description: 'seconds skipped at the start' })),
   duration_sec: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'seconds shown or played' })),
-  volume: Type.Optional(Type.Number({ minimum: 0, maximum: CLIP_VOLUME_MAX, description: '0..2, 1 = as is' })),
+  volume: Type.Optional(
+    Type.Number({ minimum: 0, maximum: CLIP_VOLUME_MAX, description: '0..2, 1 = as is' }),
+  ),
 };
 
 export const AGENT_TOOLS = {

@@ -25,9 +25,7 @@ export interface AgentTurnInput {
 }
 
 /** A tool's answer: what it did (`result`, JSON) or why it did nothing (`error`, shown to the agent). */
-export type ToolOutcome =
-  | { ok: true; result: unknown; summary: string }
-  | { ok: false; error: string };
+export type ToolOutcome = { ok: true; result: unknown; summary: string } | { ok: false; error: string };
 
 /** The operations an agent may run during its turn (CONTRACT §9 tool table). */
 export interface AgentTools {

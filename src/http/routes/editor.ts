@@ -91,9 +91,8 @@ export function editorRoutes(
   options: { acceptsUrl: (url: string) => boolean; uploadMaxBytes: number },
 ): RouteDefinition[] {
   /** The caller's project (404 otherwise), loaded before the body is checked. */
-  const project = (
-    ctx: RequestContext<{ kind: 'key' }, { project_id: string }>,
-  ): Promise<ProjectRecord> => editor.owned(ctx.principal.userId, ctx.params.project_id);
+  const project = (ctx: RequestContext<{ kind: 'key' }, { project_id: string }>): Promise<ProjectRecord> =>
+    editor.owned(ctx.principal.userId, ctx.params.project_id);
   const tags = ['editor'];
   return [
     defineRoute({

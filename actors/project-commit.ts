@@ -36,6 +36,12 @@ export interface Change<Result> {
   result: Result;
   /** The turn the change belongs to (null: a direct edit). */
   turnId: string | null;
+  /**
+   * Events of the turn that change nothing (`tool.started`, `assistant.delta`, ...), committed just before the
+   * change's own: a turn sends them with its next command instead of one command each. Ignored for a direct
+   * edit.
+   */
+  before?: readonly EventDraft[];
   /** Whether the change bumps `revision` (the timeline or the project changed); default true. */
   bumpsRevision?: boolean;
   /** Stored before the project's commit point (idempotent by id). */
@@ -89,14 +95,19 @@ export async function commit<Result>(
   const now = new Date(context.clock.now());
   const bump = change.bumpsRevision ?? true;
   const revision = current.revision + (bump ? 1 : 0);
-  const events: ProjectEvent[] = change.events.map((draft, index) => ({
+  const before = change.turnId === null ? [] : (change.before ?? []);
+  const drafts = [
+    ...before.map((draft) => ({ draft, data: draft.data })),
+    ...change.events.map((draft) => ({ draft, data: bump ? { ...draft.data, revision } : draft.data })),
+  ];
+  const events: ProjectEvent[] = drafts.map(({ draft, data }, index) => ({
     type: draft.type,
     seq: current.seq + index + 1,
     ts: now.toISOString(),
     project_id: current.id,
     video_id: draft.video_id,
     turn_id: change.turnId,
-    data: bump ? { ...draft.data, revision } : draft.data,
+    data,
   }));
   const committed = { ...change.result, events, revision } as Committed<Result>;
   const next: ProjectRecord = {

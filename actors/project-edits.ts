@@ -30,6 +30,16 @@ const literals = <T extends string | number>(values: readonly T[]) =>
 const opId = Type.String({ minLength: 1, maxLength: 200 });
 const ifMatch = Type.Optional(Type.Integer({ minimum: 0 }));
 const turnId = Type.Optional(Type.String());
+/** A running turn's events that change nothing, sent along with its next command (project-commit.ts). */
+export const BeforeEvents = Type.Optional(
+  Type.Array(
+    Type.Object({
+      type: Type.String(),
+      video_id: Type.Union([Type.String(), Type.Null()]),
+      data: Type.Record(Type.String(), Type.Unknown()),
+    }),
+  ),
+);
 const timing = {
   start_sec: Type.Optional(Type.Number({ minimum: 0 })),
   trim_start_sec: Type.Optional(Type.Number({ minimum: 0 })),
@@ -63,6 +73,7 @@ export const EditCommands = {
     op_id: opId,
     if_match: ifMatch,
     turn_id: turnId,
+    before_events: BeforeEvents,
     clip_id: Type.String(),
     video_id: Type.String(),
     track: literals(TRACKS),
@@ -74,15 +85,28 @@ export const EditCommands = {
     op_id: opId,
     if_match: ifMatch,
     turn_id: turnId,
+    before_events: BeforeEvents,
     clip_id: Type.String(),
     idx: Type.Optional(Type.Integer({ minimum: 0 })),
     ...timing,
   }),
-  remove_clip: Type.Object({ op_id: opId, if_match: ifMatch, turn_id: turnId, clip_id: Type.String() }),
-  append_context: Type.Object({ op_id: opId, turn_id: turnId, text: Type.String({ minLength: 1 }) }),
+  remove_clip: Type.Object({
+    op_id: opId,
+    if_match: ifMatch,
+    turn_id: turnId,
+    before_events: BeforeEvents,
+    clip_id: Type.String(),
+  }),
+  append_context: Type.Object({
+    op_id: opId,
+    turn_id: turnId,
+    before_events: BeforeEvents,
+    text: Type.String({ minLength: 1 }),
+  }),
   set_aspect_ratio: Type.Object({
     op_id: opId,
     turn_id: turnId,
+    before_events: BeforeEvents,
     video_id: Type.String(),
     aspect_ratio: literals(PROJECT_ASPECT_RATIOS),
   }),
@@ -90,6 +114,7 @@ export const EditCommands = {
   add_asset: Type.Object({
     op_id: opId,
     turn_id: turnId,
+    before_events: BeforeEvents,
     asset: Type.Object({
       id: Type.String(),
       user_id: Type.String(),
@@ -239,6 +264,7 @@ export const editHandlers = {
       return commit(context, project, {
         next: { ...project, clips },
         turnId,
+        before: message.before_events,
         events: [{ type: 'clip.created', video_id: clip.video_id, data: { clip: toClipView(placed) } }],
         result: { clip: toClipView(placed) },
       });
@@ -263,6 +289,7 @@ export const editHandlers = {
       return commit(context, project, {
         next: { ...project, clips },
         turnId,
+        before: message.before_events,
         events: [{ type: 'clip.updated', video_id: clip.video_id, data: { clip: toClipView(placed) } }],
         result: { clip: toClipView(placed) },
       });
@@ -276,6 +303,7 @@ export const editHandlers = {
       return commit(context, project, {
         next: { ...project, clips: removeClip(project.clips, clip) },
         turnId,
+        before: message.before_events,
         events: [{ type: 'clip.removed', video_id: clip.video_id, data: { clip_id: clip.id } }],
         result: { id: clip.id, deleted: true as const },
       });
@@ -292,6 +320,7 @@ export const editHandlers = {
       return commit(context, project, {
         next: { ...project, context_md },
         turnId,
+        before: message.before_events,
         events: [{ type: 'context.appended', video_id: null, data: { text: message.text } }],
         result: { appended: true as const },
       });
@@ -302,12 +331,13 @@ export const editHandlers = {
       const turnId = checkTurn(project, message.turn_id);
       const video = findVideo(project, message.video_id);
       if (video.aspect_ratio === message.aspect_ratio) {
-        return { changed: null, events: [], revision: project.revision };
+        return unchanged(context, project, turnId, message.before_events, { changed: null });
       }
       const changed = { ...video, aspect_ratio: message.aspect_ratio };
       return commit(context, project, {
         next: { ...project, videos: project.videos.map((one) => (one.id === video.id ? changed : one)) },
         turnId,
+        before: message.before_events,
         events: [ratioChanged(video, message.aspect_ratio)],
         result: { changed: { video_id: video.id, from: video.aspect_ratio, to: message.aspect_ratio } },
       });
@@ -327,16 +357,36 @@ export const editHandlers = {
       if (asset.project_id !== project.id)
         throw new AppError('conflict', 'Asset id belongs to another project');
       const view = toAssetView(asset, context.ports.mediaUrl);
-      if (existing) return { asset: view, events: [], revision: project.revision };
+      if (existing) return unchanged(context, project, turnId, message.before_events, { asset: view });
       return commit(context, project, {
         next: project,
         turnId,
+        before: message.before_events,
         assets: [asset],
         events: [{ type: 'asset.created', video_id: null, data: { asset: view } }],
         result: { asset: view },
       });
     }),
 };
+
+/** A command that changes nothing still commits the turn's events it carries. */
+async function unchanged<Result>(
+  context: ProjectContext,
+  project: ProjectRecord,
+  turnId: string | null,
+  before: readonly EventDraft[] | undefined,
+  result: Result,
+): Promise<Committed<Result>> {
+  if (turnId === null || !before?.length) return { ...result, events: [], revision: project.revision };
+  return commit(context, project, {
+    next: project,
+    turnId,
+    before,
+    events: [],
+    result,
+    bumpsRevision: false,
+  });
+}
 
 function ratioChanged(video: VideoRecord, to: string): EventDraft {
   return {

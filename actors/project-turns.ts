@@ -1,6 +1,7 @@
 import Type, { type Static } from 'typebox';
 import type { ProjectRecord, RunningTurn, TurnTicket } from '../src/ports/projects-repository.ts';
 import type { MessageRecord } from '../src/ports/thread-repository.ts';
+import { BeforeEvents } from './project-edits.ts';
 import {
   commit,
   loadProject,
@@ -64,6 +65,7 @@ export const TurnCommands = {
     op_id: opId,
     turn_id: turnId,
     outcome: Type.Union([Type.Literal('completed'), Type.Literal('failed'), Type.Literal('withdrawn')]),
+    before_events: BeforeEvents,
     data: Type.Record(Type.String(), Type.Unknown()),
     messages: Type.Array(message),
   }),
@@ -125,7 +127,12 @@ function commitAs(
   context: ProjectContext,
   project: ProjectRecord,
   turnId: string,
-  change: { next: ProjectRecord; events: EventDraft[]; messages?: MessageRecord[] },
+  change: {
+    next: ProjectRecord;
+    events: EventDraft[];
+    before?: readonly EventDraft[] | undefined;
+    messages?: MessageRecord[];
+  },
 ) {
   return commit(context, project, { ...change, result: {}, turnId, bumpsRevision: false });
 }
@@ -222,6 +229,7 @@ export const turnHandlers = {
     }));
     return commitAs(context, project, turn.turn_id, {
       next: grantNext({ ...project, turn: null }, now, leaseMs),
+      before: command.before_events,
       events,
       messages,
     });

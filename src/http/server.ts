@@ -181,6 +181,12 @@ function readBody(res: uws.HttpResponse, headers: Record<string, string>, limit:
     if (isLast) {
       complete = true;
       source.push(null);
+      // uWS still delivers what it had read after `pause()`, the last chunk included: a socket left paused
+      // here would stall the next request on this keep-alive connection until the idle timeout resets it.
+      if (paused) {
+        paused = false;
+        res.resume();
+      }
     } else if (!accepted && !paused) {
       paused = true;
       res.pause();

@@ -13,7 +13,7 @@ import type { ProjectRecord, ProjectsRepository } from '../ports/projects-reposi
 import type { ThreadRepository } from '../ports/thread-repository.ts';
 import type { EventHistory, ProjectEvent } from '../ports/event-history.ts';
 import type { TurnMedia } from './turn-media.ts';
-import { TurnAborted, TurnLost, TurnSession } from './turn-session.ts';
+import { TurnAborted, TurnLost, TurnSession, type TurnEventDraft } from './turn-session.ts';
 import { createTurnTools, type TurnResults } from './turn-tools.ts';
 import { INBOUND_IMAGE_MAX_BYTES } from './inbound-images.ts';
 
@@ -146,15 +146,15 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
       project_id: project.id,
     });
     if (!charge.ok) {
-      await finish(project.id, turnId, 'withdrawn', {}, []).catch(() => undefined);
+      await finish(project.id, turnId, 'withdrawn', {}, [], []).catch(() => undefined);
       await discard(references.map((one) => one.result.media.id));
       throw insufficient(charge.credits_required, charge.credits_remaining);
     }
     log.info({ queued: place.status === 'queued' }, 'turn charged');
     try {
-      await waitForGrant(project.id, turnId);
+      if (place.status !== 'granted') await waitForGrant(project.id, turnId);
     } catch (error) {
-      await finish(project.id, turnId, 'withdrawn', {}, []).catch(() => undefined);
+      await finish(project.id, turnId, 'withdrawn', {}, [], []).catch(() => undefined);
       throw error;
     }
     const session = new TurnSession(commands, principal, project.id, video.id, turnId);
@@ -228,19 +228,19 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
         },
         tools,
         {
-          say: (text) => session.emitLater({ type: 'assistant.delta', video_id: videoId, data: { text } }),
+          say: (text) => session.note({ type: 'assistant.delta', video_id: videoId, data: { text } }),
           signal: controller.signal,
         },
       );
-      await session.flush();
       if (session.isLost) throw new TurnLost();
       const creditsCharged = TURN_CREDITS + results.media_credits;
-      await session.run(() =>
+      await session.run((before) =>
         finish(
           projectId,
           turnId,
           'completed',
           { assistant_text: reply.text, credits_charged: creditsCharged },
+          before,
           [
             userMessage,
             {
@@ -254,11 +254,12 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
         ),
       );
       log.info({ credits: creditsCharged, media: results.media_gen_done }, 'turn completed');
-      return answer(reply.text, results, await turnEvents(session));
+      return answer(reply.text, results, await turnEvents(session, results));
     } catch (error) {
       controller.abort();
-      await session.flush().catch(() => undefined);
       throw await failed(session, error, userMessage, log);
+    } finally {
+      session.close();
     }
   }
 
@@ -266,7 +267,7 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
   async function failed(
     session: TurnSession,
     error: unknown,
-    userMessage: Parameters<typeof finish>[4][number],
+    userMessage: Parameters<typeof finish>[5][number],
     log: Logger,
   ): Promise<unknown> {
     const { projectId, turnId } = session;
@@ -287,10 +288,15 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
       log.error({ err: error }, 'turn failed');
     }
     await session
-      .run(() =>
-        finish(projectId, turnId, 'failed', { error: answerError.message, status: answerError.status }, [
-          userMessage,
-        ]),
+      .run((before) =>
+        finish(
+          projectId,
+          turnId,
+          'failed',
+          { error: answerError.message, status: answerError.status },
+          before,
+          [userMessage],
+        ),
       )
       .catch((finishError: unknown) => log.warn({ err: finishError }, 'could not record the failed turn'));
     return answerError;
@@ -303,10 +309,11 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
   ) {
     const added = [];
     for (const { url, result } of references) {
-      const answer = await session.run(() =>
+      const answer = await session.run((before) =>
         commands.add_asset(session.projectId, {
           op_id: session.nextOpId('reference'),
           turn_id: session.turnId,
+          before_events: before,
           asset: {
             id: newId('va', 16),
             user_id: session.principal.userId,
@@ -329,6 +336,7 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
     turnId: string,
     outcome: 'completed' | 'failed' | 'withdrawn',
     data: Record<string, unknown>,
+    before: TurnEventDraft[],
     messages: {
       id: string;
       video_id: string;
@@ -343,6 +351,7 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
       turn_id: turnId,
       outcome,
       data,
+      before_events: before,
       messages,
     });
   }
@@ -351,7 +360,9 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
    * The turn's events in `seq` order (instruct's `agent_events`), read back from the history: some were
    * committed by others on the turn's behalf (its media's asset, added by the job's completion hook).
    */
-  async function turnEvents(session: TurnSession) {
+  async function turnEvents(session: TurnSession, results: TurnResults) {
+    // Only a turn's media are ever committed by others (the job's completion hook adds the asset).
+    if (!results.media_gen_done) return [...session.events].sort((a, b) => a.seq - b.seq);
     const first = Math.min(...session.events.map((event) => event.seq));
     const kept = await deps.history.since(session.projectId, first - 1);
     return kept.events.filter((event) => event.turn_id === session.turnId);

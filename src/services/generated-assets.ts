@@ -2,6 +2,7 @@ import type { ProjectCommands } from '../../actors/index.ts';
 import { derivedMediaId } from '../domain/media-id.ts';
 import type { JobRecord } from '../ports/jobs-repository.ts';
 import type { MediaStore } from '../ports/media-store.ts';
+import type { TurnEventDraft } from './turn-session.ts';
 
 const EXTENSIONS: Readonly<Record<string, string>> = {
   'video/mp4': 'mp4',
@@ -22,7 +23,8 @@ export const generatedAssetId = (jobId: string) => `va_${jobId.replace(/^job_/, 
  */
 export function createGeneratedAssets(deps: { store: MediaStore; commands: ProjectCommands }) {
   return {
-    async add(job: JobRecord, turnId?: string) {
+    /** `before`: the turn's noted events, committed with the asset (turn-session.ts). */
+    async add(job: JobRecord, turnId?: string, before: TurnEventDraft[] = []) {
       const origin = job.origin;
       const source = job.media_ids[0];
       if (!origin || job.status !== 'completed' || !source) return null;
@@ -40,7 +42,7 @@ export function createGeneratedAssets(deps: { store: MediaStore; commands: Proje
       const generation = job.generation;
       return deps.commands.add_asset(origin.project_id, {
         op_id: `asset:${job.id}`,
-        ...(turnId ? { turn_id: turnId } : {}),
+        ...(turnId ? { turn_id: turnId, before_events: before } : {}),
         asset: {
           id: generatedAssetId(job.id),
           user_id: job.user_id,

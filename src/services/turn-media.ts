@@ -79,7 +79,7 @@ export function createTurnMedia(deps: TurnMediaDeps) {
     const job = await waitForJob(session, jobId);
     if (job.status !== 'completed') {
       const error = job.error ?? `the job was ${job.status}`;
-      await session.emit({
+      session.note({
         type: 'media.failed',
         video_id: session.videoId,
         data: { job_id: jobId, error, refunded_credits: job.refunded_credits },
@@ -87,11 +87,12 @@ export function createTurnMedia(deps: TurnMediaDeps) {
       return { ok: false, error: `generation failed: ${error}` };
     }
     const added = await session.run(
-      async () => (await deps.generated.add(job, session.turnId)) ?? { asset: undefined, events: [] },
+      async (before) =>
+        (await deps.generated.add(job, session.turnId, before)) ?? { asset: undefined, events: [] },
     );
     const asset = added.asset;
     if (!asset) return { ok: false, error: 'generation delivered nothing usable' };
-    await session.emit({
+    session.note({
       type: 'media.completed',
       video_id: session.videoId,
       data: { job_id: jobId, asset_id: asset.id },

@@ -26,17 +26,33 @@ export interface TurnEventDraft {
   data: Record<string, unknown>;
 }
 
+/** What every command a turn sends may answer. */
+interface TurnAnswer {
+  events?: ProjectEvent[];
+  lost?: true;
+}
+
 /**
- * One running turn's link to its project actor: every command it sends carries the turn id and an op id
- * unique within the turn (so a redelivery applies once), its answers' events are collected for instruct's
- * `agent_events`, and an answer saying the turn lost the project ends the turn (`TurnLost`).
+ * Events that change nothing wait at most this long for the turn's next command before they are sent on their
+ * own: live screens see them promptly, and a turn that edits sends them with its edits (one actor command).
+ */
+const NOTE_FLUSH_MS = 100;
+
+/**
+ * One running turn's link to its project actor. Every command it sends carries the turn id and an op id unique
+ * within the turn (so a redelivery applies once), goes out one at a time in the order asked, and carries the
+ * events noted since the last one (`before_events`). An answer saying the turn lost its project ends the turn
+ * (`TurnLost`).
  */
 export class TurnSession {
+  /** The events committed by this session's commands (numbered by the actor). */
   readonly events: ProjectEvent[] = [];
   private step = 0;
   private lost = false;
-  /** Events said while nothing awaited them (`say`), sent in order before the next command. */
-  private pending: Promise<void> = Promise.resolve();
+  private noted: TurnEventDraft[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  /** The commands in flight, one at a time. */
+  private chain: Promise<unknown> = Promise.resolve();
 
   constructor(
     readonly commands: ProjectCommands,
@@ -60,56 +76,72 @@ export class TurnSession {
     return `${this.turnId}:${this.step}:${label}`;
   }
 
-  /** Collects a command's events; a `lost` answer or a `turn_lost` conflict ends the turn. */
-  async run<T extends { events?: ProjectEvent[]; lost?: true }>(send: () => Promise<T>): Promise<T> {
-    await this.pending;
-    if (this.lost) throw new TurnLost();
-    let answer: T;
-    try {
-      answer = await send();
-    } catch (error) {
-      if (error instanceof AppError && (error.details.turn_lost || error.code === 'not_found')) {
-        if (error.details.turn_lost || error.message === 'Project not found') {
+  /**
+   * Sends one command after those before it, with the events noted so far (`send` puts them in its message as
+   * `before_events`). A command that fails leaves them noted for the next.
+   */
+  run<T extends TurnAnswer>(send: (before: TurnEventDraft[]) => Promise<T>): Promise<T> {
+    const result = this.chain.then(async () => {
+      if (this.lost) throw new TurnLost();
+      this.clearTimer();
+      const before = this.noted.splice(0);
+      let answer: T;
+      try {
+        answer = await send(before);
+      } catch (error) {
+        this.noted.unshift(...before);
+        if (error instanceof AppError && (error.details.turn_lost || error.message === 'Project not found')) {
           this.lost = true;
           throw new TurnLost();
         }
+        throw error;
       }
-      throw error;
-    }
-    if (answer.lost) {
-      this.lost = true;
-      throw new TurnLost();
-    }
-    this.events.push(...(answer.events ?? []));
-    return answer;
+      if (answer.lost) {
+        this.lost = true;
+        throw new TurnLost();
+      }
+      this.events.push(...(answer.events ?? []));
+      return answer;
+    });
+    this.chain = result.catch(() => undefined);
+    return result;
   }
 
-  /** Records events of the turn that change nothing (`assistant.delta`, `tool.*`, `media.*`). */
-  emit(...events: TurnEventDraft[]): Promise<void> {
-    return this.run(() =>
+  /** Notes events that change nothing (`tool.*`, `assistant.delta`): they go with the next command. */
+  note(...events: TurnEventDraft[]): void {
+    this.noted.push(...events);
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      this.flush().catch(() => undefined); // a lost turn is found by the next command
+    }, NOTE_FLUSH_MS);
+  }
+
+  /** Sends the noted events now (before a long wait: `media.started` must not sit in a buffer). */
+  async flush(): Promise<void> {
+    this.clearTimer();
+    if (this.noted.length === 0 || this.lost) return;
+    await this.run((before) =>
       this.commands.turn_events(this.projectId, {
         op_id: this.nextOpId('events'),
         turn_id: this.turnId,
-        events,
+        events: before,
       }),
-    ).then(() => undefined);
+    );
   }
 
-  /** Queues events without waiting (the agent's `say` is synchronous); they go before the next command. */
-  emitLater(...events: TurnEventDraft[]): void {
-    const previous = this.pending;
-    this.pending = previous.then(async () => {
-      if (this.lost) return;
-      const answer = await this.commands
-        .turn_events(this.projectId, { op_id: this.nextOpId('events'), turn_id: this.turnId, events })
-        .catch(() => ({ lost: true as const, events: [] }));
-      if ('lost' in answer && answer.lost) this.lost = true;
-      else this.events.push(...((answer as { events: ProjectEvent[] }).events ?? []));
-    });
+  /** Notes and sends at once. */
+  async emit(...events: TurnEventDraft[]): Promise<void> {
+    this.note(...events);
+    await this.flush();
   }
 
-  /** Waits for queued events. */
-  flush(): Promise<void> {
-    return this.pending;
+  /** Stops the flush timer (the turn is over). */
+  close(): void {
+    this.clearTimer();
+  }
+
+  private clearTimer() {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
   }
 }

@@ -114,11 +114,12 @@ export function createTurnTools(deps: TurnToolsDeps, session: TurnSession) {
       return counted(await deps.media.video(session, args, ratio, image, urlOf));
     },
     async add_clip(args) {
-      const answer = await session.run(() =>
+      const answer = await session.run((before) =>
         commands.add_clip(projectId, {
           ...args,
           op_id: session.nextOpId('add_clip'),
           turn_id: turnId,
+          before_events: before,
           clip_id: newId('vc', 16),
           video_id: videoId,
         }),
@@ -127,16 +128,24 @@ export function createTurnTools(deps: TurnToolsDeps, session: TurnSession) {
       return { ok: true, result: { clip: answer.clip }, summary: `clip ${answer.clip.id} on ${args.track}` };
     },
     async update_clip(args) {
-      await clipOfThisVideo(args.clip_id);
-      const answer = await session.run(() =>
-        commands.update_clip(projectId, { ...args, op_id: session.nextOpId('update_clip'), turn_id: turnId }),
+      const answer = await session.run((before) =>
+        commands.update_clip(projectId, {
+          ...args,
+          op_id: session.nextOpId('update_clip'),
+          turn_id: turnId,
+          before_events: before,
+        }),
       );
       return { ok: true, result: { clip: answer.clip }, summary: `clip ${args.clip_id} updated` };
     },
     async remove_clip(args) {
-      await clipOfThisVideo(args.clip_id);
-      await session.run(() =>
-        commands.remove_clip(projectId, { ...args, op_id: session.nextOpId('remove_clip'), turn_id: turnId }),
+      await session.run((before) =>
+        commands.remove_clip(projectId, {
+          ...args,
+          op_id: session.nextOpId('remove_clip'),
+          turn_id: turnId,
+          before_events: before,
+        }),
       );
       return {
         ok: true,
@@ -145,18 +154,24 @@ export function createTurnTools(deps: TurnToolsDeps, session: TurnSession) {
       };
     },
     async append_context(args) {
-      await session.run(() =>
-        commands.append_context(projectId, { ...args, op_id: session.nextOpId('context'), turn_id: turnId }),
+      await session.run((before) =>
+        commands.append_context(projectId, {
+          ...args,
+          op_id: session.nextOpId('context'),
+          turn_id: turnId,
+          before_events: before,
+        }),
       );
       results.context_appended = true;
       return { ok: true, result: { appended: true }, summary: 'context appended' };
     },
     async set_aspect_ratio(args) {
-      const answer = await session.run(() =>
+      const answer = await session.run((before) =>
         commands.set_aspect_ratio(projectId, {
           ...args,
           op_id: session.nextOpId('aspect_ratio'),
           turn_id: turnId,
+          before_events: before,
           video_id: videoId,
         }),
       );
@@ -173,13 +188,6 @@ export function createTurnTools(deps: TurnToolsDeps, session: TurnSession) {
     return state.videos.find((video) => video.id === videoId) ?? state.videos[0]!;
   }
 
-  async function clipOfThisVideo(clipId: string) {
-    const state = await project();
-    if (!state.clips.some((clip) => clip.id === clipId)) {
-      throw new AppError('not_found', `clip ${clipId} is not in this project`);
-    }
-  }
-
   function counted(outcome: ToolOutcome): ToolOutcome {
     if (outcome.ok) {
       const { asset, credits } = outcome.result as { asset: AssetView; credits: number };
@@ -194,13 +202,13 @@ export function createTurnTools(deps: TurnToolsDeps, session: TurnSession) {
     async call(name, args) {
       calls += 1;
       const callId = `call_${calls}`;
-      await session.emit({
+      session.note({
         type: 'tool.started',
         video_id: videoId,
         data: { call_id: callId, name, arguments: args ?? null },
       });
       const outcome = await runChecked(name, args);
-      await session.emit({
+      session.note({
         type: 'tool.finished',
         video_id: videoId,
         data: {

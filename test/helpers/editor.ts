@@ -1,3 +1,6 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { resolveFfmpeg } from '../../src/adapters/media/ffmpeg-path.ts';
 import { adminClient, call, type ApiAnswer, type RunningService } from './service.ts';
 
 // A small client of the editor API (spec §4.7, CONTRACT §4.1) for end-to-end tests: plain HTTP, as users call it.
@@ -118,3 +121,170 @@ export const videoTrack = (state: ProjectState, videoId?: string) =>
   state.clips
     .filter((clip) => clip.track === 'video' && (videoId === undefined || clip.video_id === videoId))
     .sort((a, b) => a.idx - b.idx);
+
+// ---- Shared by the editor e2e tests (test/e2e/editor*.test.ts) ----
+
+/** Short media made with the resolved ffmpeg, for uploads: a sine-tone WAV and a one-colour PNG. */
+export function makeMedia(kind: 'wav' | 'png', options: { seconds?: number; colour?: string } = {}): Buffer {
+  const { ffmpeg } = resolveFfmpeg({ ffmpegPath: process.env.FFMPEG_PATH });
+  const input =
+    kind === 'wav'
+      ? ['-f', 'lavfi', '-i', `sine=frequency=440:duration=${options.seconds ?? 2}`, '-f', 'wav']
+      : ['-f', 'lavfi', '-i', `color=c=${options.colour ?? 'red'}:s=64x64`, '-frames:v', '1'];
+  if (kind === 'png') input.push('-f', 'image2pipe', '-c:v', 'png');
+  return execFileSync(ffmpeg, ['-v', 'error', ...input, 'pipe:1'], { maxBuffer: 16 * 1024 * 1024 });
+}
+
+/** Event types that change the timeline, library, context or project: they carry `data.revision` (CONTRACT §4.2). */
+export const REVISING_EVENT_TYPES = new Set([
+  'asset.created',
+  'clip.created',
+  'clip.updated',
+  'clip.removed',
+  'context.appended',
+  'aspect_ratio.changed',
+  'project.updated',
+]);
+
+/**
+ * Checks one instruct answer (200) against spec §4.7 and CONTRACT §4.2: every field, events of this turn only,
+ * in strictly increasing `seq`, from `turn.started` to `turn.completed`, revisions on changing events, at most
+ * one media generation, a reply ending with a question. Returns the turn's id and what it charged.
+ */
+export function checkTurnAnswer(
+  answer: ApiAnswer<InstructAnswer>,
+  projectId: string,
+): { turnId: string; creditsCharged: number; mediaStarted: EditorEvent[] } {
+  assert.equal(answer.status, 200, JSON.stringify(answer.body));
+  const body = answer.body;
+  assert.deepEqual(
+    Object.keys(body).sort(),
+    [
+      'agent_events',
+      'aspect_ratio_changed',
+      'assets_created',
+      'assistant_text',
+      'clips_created',
+      'context_appended',
+      'media_gen_done',
+    ],
+    'instruct answers every spec field and nothing else',
+  );
+  assert.equal(typeof body.assistant_text, 'string');
+  assert.match(body.assistant_text, /\?\s*$/, `the reply ends with a question: ${body.assistant_text}`);
+  assert.ok(Array.isArray(body.assets_created) && Array.isArray(body.clips_created));
+  assert.equal(typeof body.context_appended, 'boolean');
+  assert.equal(typeof body.media_gen_done, 'boolean');
+  assert.ok(body.aspect_ratio_changed === null || typeof body.aspect_ratio_changed === 'object');
+  const events = body.agent_events;
+  assert.ok(Array.isArray(events) && events.length >= 2, JSON.stringify(events));
+  const turnId = events[0]!.turn_id;
+  assert.match(String(turnId), /^turn_/);
+  for (const [i, event] of events.entries()) {
+    assert.deepEqual(
+      Object.keys(event).sort(),
+      ['data', 'project_id', 'seq', 'ts', 'turn_id', 'type', 'video_id'],
+      JSON.stringify(event),
+    );
+    assert.equal(event.project_id, projectId);
+    assert.equal(event.turn_id, turnId, `every event is this turn's: ${JSON.stringify(event)}`);
+    assert.ok(Number.isInteger(event.seq), JSON.stringify(event));
+    assert.ok(!Number.isNaN(Date.parse(event.ts)), event.ts);
+    assert.equal(typeof event.data, 'object');
+    if (i > 0) assert.ok(event.seq > events[i - 1]!.seq, `seq strictly increases at ${i}`);
+    if (REVISING_EVENT_TYPES.has(event.type)) {
+      assert.ok(Number.isInteger(event.data.revision), `${event.type} carries data.revision`);
+    }
+  }
+  assert.equal(events[0]!.type, 'turn.started');
+  const last = events.at(-1)!;
+  assert.equal(last.type, 'turn.completed');
+  assert.equal(last.data.assistant_text, body.assistant_text);
+  assert.ok(Number.isInteger(last.data.credits_charged), JSON.stringify(last.data));
+  const mediaStarted = events.filter((event) => event.type === 'media.started');
+  assert.ok(mediaStarted.length <= 1, 'at most one media generation per turn');
+  return { turnId: turnId!, creditsCharged: last.data.credits_charged as number, mediaStarted };
+}
+
+/** A message of a video's thread. */
+export interface ThreadMessage {
+  id: string;
+  role: 'user' | 'assistant';
+  text: string;
+  image_urls?: string[];
+  turn_id: string;
+  created_at: string;
+}
+
+/** Credits and jobs of the key's user: the balance (`GET /api/v1/account`) and the job ids (`GET /api/v1/jobs`). */
+export function accountClient(service: () => Pick<RunningService, 'url'>, token: string) {
+  return {
+    balance: async () =>
+      (await call<{ credits: number }>(service().url, 'GET', '/api/v1/account', { token })).body.credits,
+    jobs: async () =>
+      (
+        await call<{
+          jobs: { job_id: string; status: string; credits_consumed: number; refunded_credits: number }[];
+        }>(service().url, 'GET', '/api/v1/jobs?limit=100', { token })
+      ).body.jobs,
+  };
+}
+
+/** One turn's place in its project's event sequence: the seqs of its `turn.started` and its end event. */
+export interface TurnSpan {
+  turnId: string;
+  started: number;
+  ended: number;
+  outcome: 'turn.completed' | 'turn.failed';
+}
+
+/** The span of the turn whose events instruct answered with (`agent_events`); fails when it has none. */
+export function turnSpan(answer: Pick<InstructAnswer, 'agent_events'>): TurnSpan {
+  const events = answer.agent_events;
+  const started = events.find((event) => event.type === 'turn.started');
+  const ended = events.find((event) => event.type === 'turn.completed' || event.type === 'turn.failed');
+  if (!started || !ended) throw new Error(`no turn.started/ended in ${JSON.stringify(events)}`);
+  const turnId = started.turn_id!;
+  for (const event of events) {
+    if (event.turn_id !== turnId) throw new Error(`event of another turn in the answer: ${JSON.stringify(event)}`);
+  }
+  return { turnId, started: started.seq, ended: ended.seq, outcome: ended.type as TurnSpan['outcome'] };
+}
+
+/** The first pair of spans whose [started, ended] intervals overlap, or null when none do. */
+export function overlappingSpans(spans: TurnSpan[]): [TurnSpan, TurnSpan] | null {
+  const sorted = [...spans].sort((a, b) => a.started - b.started);
+  for (let i = 1; i < sorted.length; i++) {
+    if (sorted[i]!.started <= sorted[i - 1]!.ended) return [sorted[i - 1]!, sorted[i]!];
+  }
+  return null;
+}
+
+/** A user's credit ledger entry (CONTRACT §3, `GET /api/admin/v1/users/<id>/ledger`). */
+export interface LedgerEntry {
+  id: string;
+  delta: number;
+  balance_after: number;
+  reason: string;
+  /** The charge's idempotency key (an agent turn's is `turn:<turn_id>`). */
+  op_id?: string;
+  job_id?: string;
+  created_at: string;
+}
+
+/** The user's ledger, newest first, through the admin API. */
+export async function ledgerOf(
+  service: Pick<RunningService, 'url' | 'adminToken'>,
+  userId: string,
+): Promise<LedgerEntry[]> {
+  const answer = await adminClient(service).call<{ entries: LedgerEntry[] }>('GET', `/users/${userId}/ledger`);
+  if (answer.status !== 200) throw new Error(`ledger: ${answer.status} ${JSON.stringify(answer.body)}`);
+  return answer.body.entries;
+}
+
+/** The key's balance (`GET /api/v1/account`). */
+export async function balanceOf(service: Pick<RunningService, 'url'>, token: string): Promise<number> {
+  const answer = await call<{ credits: number }>(service.url, 'GET', '/api/v1/account', { token });
+  if (answer.status !== 200) throw new Error(`account: ${answer.status} ${JSON.stringify(answer.body)}`);
+  return answer.body.credits;
+}

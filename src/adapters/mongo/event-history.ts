@@ -24,6 +24,9 @@ interface BucketDoc {
   updated_at: Date;
 }
 
+/** Projects whose last bucket is remembered (a few hundred bytes to a few dozen KB each). */
+const CACHED_PROJECTS = 1000;
+
 const positiveInteger = (name: string, value: number): number => {
   if (!Number.isInteger(value) || value < 1)
     throw new Error(`event history: ${name} must be a positive integer`);
@@ -71,6 +74,15 @@ export async function createMongoEventHistory(
     });
   }
 
+  /** The bucket last written per project by this process (bounded; a miss only costs a read). */
+  const lastWritten = new Map<string, BucketDoc>();
+  function remember(projectId: string, doc: BucketDoc | undefined) {
+    lastWritten.delete(projectId);
+    if (!doc) return;
+    lastWritten.set(projectId, doc);
+    if (lastWritten.size > CACHED_PROJECTS) lastWritten.delete(lastWritten.keys().next().value!);
+  }
+
   return {
     async append(projectId, events, now) {
       if (events.length === 0) return;
@@ -86,9 +98,18 @@ export async function createMongoEventHistory(
         group.push(event);
         groups.set(bucket, group);
       }
+      const first = events[0]!.seq;
+      const cached = lastWritten.get(projectId);
+      // The bucket this process wrote last for the project holds everything before `first` when it ends
+      // right before it (the actor numbers events without gaps): then there is nothing to read.
+      const fromCache = cached !== undefined && cached.last_seq === first - 1 && groups.size === 1;
       const ids = [...groups.keys()].map((bucket) => bucketId(projectId, bucket));
-      const stored = new Map(
-        (await buckets.find({ _id: { $in: ids } }).toArray()).map((doc) => [doc._id, doc]),
+      const stored = new Map<string, BucketDoc>(
+        fromCache
+          ? cached._id === ids[0]
+            ? [[cached._id, cached]]
+            : []
+          : (await buckets.find({ _id: { $in: ids } }).toArray()).map((doc) => [doc._id, doc]),
       );
 
       let started = false;
@@ -97,17 +118,25 @@ export async function createMongoEventHistory(
         const _id = bucketId(projectId, bucket);
         const previous = stored.get(_id);
         if (!previous) started = true;
-        const bySeq = new Map<number, ProjectEvent>();
-        for (const event of [...(previous?.events ?? []), ...fresh]) bySeq.set(event.seq, event);
-        const merged = [...bySeq.values()].sort((a, b) => a.seq - b.seq);
+        // Stored events from `first` on were written by an attempt that never committed (the actor gives out
+        // seqs after the project's, so these seqs are being given out again now): they are dropped.
+        const kept = (previous?.events ?? []).filter((event) => event.seq < first);
+        const merged = [...kept, ...fresh].sort((a, b) => a.seq - b.seq);
         const first_seq = merged[0]!.seq;
         const last_seq = merged[merged.length - 1]!.seq;
         head = Math.max(head, last_seq);
-        await buckets.replaceOne(
-          { _id },
-          { project_id: projectId, bucket, first_seq, last_seq, events: merged, updated_at: now },
-          { upsert: true },
-        );
+        const doc: BucketDoc = {
+          _id,
+          project_id: projectId,
+          bucket,
+          first_seq,
+          last_seq,
+          events: merged,
+          updated_at: now,
+        };
+        remember(projectId, undefined);
+        await buckets.replaceOne({ _id }, doc, { upsert: true });
+        remember(projectId, doc);
       }
       if (started) await prune(projectId, head, now);
     },
@@ -131,6 +160,7 @@ export async function createMongoEventHistory(
     },
 
     async deleteProject(projectId) {
+      remember(projectId, undefined);
       await buckets.deleteMany({ project_id: projectId });
     },
   };

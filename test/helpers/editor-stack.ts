@@ -1,0 +1,141 @@
+import pino from 'pino';
+import { connectMongo, type MongoConnection } from '../../src/adapters/mongo/connect.ts';
+import {
+  createMongoAssets,
+  createMongoCreditLedger,
+  createMongoEventHistory,
+  createMongoProjects,
+  createMongoThread,
+  createMongoUsers,
+} from '../../src/adapters/mongo/index.ts';
+import { createBuiltinAgent } from '../../src/adapters/agent/index.ts';
+import {
+  createActorSystem,
+  createInProcessEventBus,
+  createInProcessTransport,
+  projectActor,
+  projectCommands,
+  userActor,
+  userCredits,
+  type ActorSystem,
+} from '../../actors/index.ts';
+import { systemClock, type Clock } from '../../src/ports/clock.ts';
+import type { AgentModel } from '../../src/ports/agent-model.ts';
+import type { EventBus } from '../../src/ports/event-bus.ts';
+import type { MediaIntake } from '../../src/ports/media-intake.ts';
+import type { MediaStore } from '../../src/ports/media-store.ts';
+import { createEditorService } from '../../src/services/editor.ts';
+import { createEditorTurns } from '../../src/services/editor-turns.ts';
+import { createGeneratedAssets } from '../../src/services/generated-assets.ts';
+import { createTurnMedia } from '../../src/services/turn-media.ts';
+
+// The editor wired in this process, on a real MongoDB-wire server and the in-process actor transport: what
+// the service runs in single-node mode, without HTTP, the provider or ffmpeg (no media). For actor and
+// service tests and the editor benchmark.
+
+const refuse = () => Promise.reject(new Error('not available in the editor test stack'));
+const noMedia = {
+  put: refuse,
+  stat: async () => null,
+  open: refuse,
+  delete: async () => undefined,
+} as MediaStore;
+const noIntake: MediaIntake = { fromStream: refuse, fromUrl: refuse, probeStored: refuse };
+
+export interface EditorStack {
+  mongo: MongoConnection;
+  actors: ActorSystem;
+  events: EventBus;
+  repositories: Awaited<ReturnType<typeof repositoriesOn>>;
+  editor: ReturnType<typeof createEditorService>;
+  turns: ReturnType<typeof createEditorTurns>;
+  commands: ReturnType<typeof projectCommands>;
+  close(): Promise<void>;
+}
+
+async function repositoriesOn(mongo: MongoConnection, clock: Clock) {
+  const [users, ledger, projects, assets, thread, history] = await Promise.all([
+    createMongoUsers(mongo.db),
+    createMongoCreditLedger(mongo.db, clock),
+    createMongoProjects(mongo.db),
+    createMongoAssets(mongo.db),
+    createMongoThread(mongo.db),
+    createMongoEventHistory(mongo.db),
+  ]);
+  return { users, ledger, projects, assets, thread, history };
+}
+
+export async function startEditorStack(options: {
+  mongoUrl: string;
+  db: string;
+  clock?: Clock;
+  agent?: AgentModel;
+  turnLeaseMs?: number;
+  turnQueueMax?: number;
+}): Promise<EditorStack> {
+  const clock = options.clock ?? systemClock;
+  const logger = pino({ level: process.env.MF_TEST_LOG ?? 'silent' });
+  const mongo = await connectMongo(options.mongoUrl, options.db);
+  const repositories = await repositoriesOn(mongo, clock);
+  const mediaUrl = (id: string) => `http://127.0.0.1/media/${id}`;
+  const turnLeaseMs = options.turnLeaseMs ?? 30_000;
+  const events = createInProcessEventBus({ logger });
+  const actors = await createActorSystem({
+    transport: createInProcessTransport(),
+    kinds: [
+      { actor: userActor, ports: { ledger: repositories.ledger } },
+      {
+        actor: projectActor,
+        ports: { ...repositories, mediaUrl, turnLeaseMs, turnQueueMax: options.turnQueueMax ?? 10 },
+      },
+    ],
+    events,
+    logger,
+    clock,
+  });
+  const commands = projectCommands(actors);
+  const editor = createEditorService({
+    commands,
+    ...repositories,
+    store: noMedia,
+    intake: noIntake,
+    mediaUrl,
+    uploadMaxBytes: 1024,
+    clock,
+  });
+  const turns = createEditorTurns({
+    commands,
+    credits: userCredits(actors),
+    balanceOf: async (userId) => (await repositories.users.get(userId))?.credits ?? 0,
+    ...repositories,
+    store: noMedia,
+    intake: noIntake,
+    agent: options.agent ?? createBuiltinAgent(),
+    media: createTurnMedia({
+      jobsService: { submitImage: refuse, submitVideo: refuse },
+      jobs: { get: refuse },
+      generated: createGeneratedAssets({ store: noMedia, commands }),
+      pollIntervalMs: 50,
+      progressIntervalMs: 1000,
+      logger,
+    }),
+    mediaUrl,
+    nodeId: 'test-node',
+    turnLeaseMs,
+    clock,
+    logger,
+  });
+  return {
+    mongo,
+    actors,
+    events,
+    repositories,
+    editor,
+    turns,
+    commands,
+    async close() {
+      await actors.close();
+      await mongo.close();
+    },
+  };
+}

@@ -1,4 +1,5 @@
 import Type, { type Static } from 'typebox';
+import { literalUnion } from '../schemas/common.ts';
 import { AppError } from '../src/domain/errors.ts';
 import {
   CONTEXT_MD_MAX,
@@ -24,9 +25,6 @@ import { toAssetView, toClipView, toProjectView, toVideoView } from './project-v
 // The project actor's edit commands: every change of the timeline, the library, the context or the project,
 // whether a direct edit (`turn_id` absent) or an agent's tool call (`turn_id` of the running turn).
 
-/** One of `values`, typed as their union (a mapped array of literals would infer as `never`). */
-const literals = <T extends string | number>(values: readonly T[]) =>
-  Type.Unsafe<T>(Type.Union(values.map((value) => Type.Literal(value))));
 const opId = Type.String({ minLength: 1, maxLength: 200 });
 const ifMatch = Type.Optional(Type.Integer({ minimum: 0 }));
 const turnId = Type.Optional(Type.String());
@@ -60,14 +58,14 @@ export const EditCommands = {
     if_match: ifMatch,
     video_id: Type.String(),
     name: Type.Optional(Type.String()),
-    aspect_ratio: Type.Optional(literals(PROJECT_ASPECT_RATIOS)),
+    aspect_ratio: Type.Optional(literalUnion(PROJECT_ASPECT_RATIOS)),
   }),
   patch_video: Type.Object({
     op_id: opId,
     if_match: ifMatch,
     video_id: Type.String(),
     name: Type.Optional(Type.String()),
-    aspect_ratio: Type.Optional(literals(PROJECT_ASPECT_RATIOS)),
+    aspect_ratio: Type.Optional(literalUnion(PROJECT_ASPECT_RATIOS)),
   }),
   add_clip: Type.Object({
     op_id: opId,
@@ -76,7 +74,7 @@ export const EditCommands = {
     before_events: BeforeEvents,
     clip_id: Type.String(),
     video_id: Type.String(),
-    track: literals(TRACKS),
+    track: literalUnion(TRACKS),
     asset_id: Type.String(),
     idx: Type.Optional(Type.Integer({ minimum: 0 })),
     ...timing,
@@ -108,7 +106,7 @@ export const EditCommands = {
     turn_id: turnId,
     before_events: BeforeEvents,
     video_id: Type.String(),
-    aspect_ratio: literals(PROJECT_ASPECT_RATIOS),
+    aspect_ratio: literalUnion(PROJECT_ASPECT_RATIOS),
   }),
   /** A library item, already in the media store (an upload, an import, a generation, an export). */
   add_asset: Type.Object({
@@ -118,8 +116,8 @@ export const EditCommands = {
     asset: Type.Object({
       id: Type.String(),
       user_id: Type.String(),
-      kind: literals(['image', 'video', 'audio'] as const),
-      source: literals(['agent_generate', 'import', 'upload', 'export'] as const),
+      kind: literalUnion(['image', 'video', 'audio'] as const),
+      source: literalUnion(['agent_generate', 'import', 'upload', 'export'] as const),
       media_id: Type.String(),
       content_type: Type.String(),
       metadata: Type.Record(Type.String(), Type.Unknown()),

@@ -18,7 +18,7 @@ import {
 // first (`turn_status`, `request_turn`, `expire_turn`), and the next turn is granted.
 //
 // If the process dies: between `request_turn` and `begin_turn`, the granted turn's lease lapses and it is
-// failed (it emitted nothing yet, so it just disappears from the queue with `turn.failed`); between
+// dropped (it emitted nothing yet, so it leaves without an event); between
 // `begin_turn` and `finish_turn`, the same; a queued turn whose node died is granted in its turn and lapses
 // likewise. Every step is one commit (project-commit.ts), so a crash inside a handler changes nothing.
 

@@ -1,4 +1,5 @@
 import Type, { type Static, type TSchema } from 'typebox';
+import { literalUnion } from './common.ts';
 import { CLIP_VOLUME_MAX, PROJECT_ASPECT_RATIOS, TRACKS } from '../src/domain/editor.ts';
 import {
   VIDEO_DURATIONS_SECONDS,
@@ -9,10 +10,6 @@ import {
 // The agent tools of CONTRACT §9: their names are public (operators write prompts against them), their
 // parameters are offered to an LLM as JSON Schema, and every call is checked against them before it runs.
 // The timeline tools are the direct-edit routes' operations (CONTRACT §4.1).
-
-/** One of `values`, typed as their union (a mapped array of literals would infer as `never`). */
-const literals = <T extends string | number>(values: readonly T[]) =>
-  Type.Unsafe<T>(Type.Union(values.map((value) => Type.Literal(value))));
 
 /** The clip fields beyond the spec (CONTRACT §4), shared by `add_clip`, `update_clip` and the clip routes. */
 export const ClipTimingFields = {
@@ -36,7 +33,7 @@ export const AGENT_TOOLS = {
   generate_image: Type.Object(
     {
       prompt: Type.String({ minLength: 1, maxLength: PROMPT_MAX_LENGTH }),
-      aspect_ratio: Type.Optional(literals(PROJECT_ASPECT_RATIOS)),
+      aspect_ratio: Type.Optional(literalUnion(PROJECT_ASPECT_RATIOS)),
       reference_asset_ids: Type.Optional(Type.Array(Type.String(), { maxItems: 9 })),
     },
     { description: 'One image job (50 credits); waits for it and adds the image to the library' },
@@ -44,8 +41,8 @@ export const AGENT_TOOLS = {
   generate_video: Type.Object(
     {
       prompt: Type.String({ minLength: 1, maxLength: PROMPT_MAX_LENGTH }),
-      duration_seconds: Type.Optional(literals(VIDEO_DURATIONS_SECONDS)),
-      resolution: Type.Optional(literals(VIDEO_RESOLUTIONS)),
+      duration_seconds: Type.Optional(literalUnion(VIDEO_DURATIONS_SECONDS)),
+      resolution: Type.Optional(literalUnion(VIDEO_RESOLUTIONS)),
       fast: Type.Optional(Type.Boolean()),
       image_asset_id: Type.Optional(Type.String()),
       generate_audio: Type.Optional(Type.Boolean()),
@@ -53,7 +50,7 @@ export const AGENT_TOOLS = {
     { description: 'One video job (spec prices); waits for it and adds the video to the library' },
   ),
   add_clip: Type.Object(
-    { track: literals(TRACKS), asset_id: Type.String(), ...ClipTimingFields },
+    { track: literalUnion(TRACKS), asset_id: Type.String(), ...ClipTimingFields },
     { description: 'Places an asset on a track (as POST /clips)' },
   ),
   update_clip: Type.Object(
@@ -69,7 +66,7 @@ export const AGENT_TOOLS = {
     { description: 'Appends Markdown to the project context' },
   ),
   set_aspect_ratio: Type.Object(
-    { aspect_ratio: literals(PROJECT_ASPECT_RATIOS) },
+    { aspect_ratio: literalUnion(PROJECT_ASPECT_RATIOS) },
     { description: "Changes the target video's aspect ratio" },
   ),
 } satisfies Record<string, TSchema>;

@@ -7,3 +7,18 @@ export const ErrorSchema = Type.Object(
 );
 
 export type ErrorBody = Static<typeof ErrorSchema>;
+
+/**
+ * One of `values` (a JSON-Schema `anyOf` of constants), typed as their union: TypeBox infers a union mapped from
+ * an array as `never`, so the static type is given here. `options` carries `default`, `errorMessage`, ...
+ */
+export const literalUnion = <T extends string | number>(
+  values: readonly T[],
+  options: Record<string, unknown> = {},
+) =>
+  Type.Unsafe<T>(
+    Type.Union(
+      values.map((value) => Type.Literal(value)),
+      options,
+    ),
+  );

@@ -11,18 +11,10 @@ import {
   DEFAULT_PROJECT_NAME,
 } from '../src/domain/editor.ts';
 import type { FieldRule } from './validate.ts';
+import { literalUnion } from './common.ts';
 
 // Request and answer bodies of the editor (spec §4.7, CONTRACT §4.1). Property order is the spec's table
 // order, which is the order the checks run in (CONTRACT §6); messages are CONTRACT §6's, word for word.
-
-/** One of `values`, typed as their union (a mapped array of literals would infer as `never`). */
-const oneOf = <T extends string>(values: readonly T[], options: Record<string, unknown> = {}) =>
-  Type.Unsafe<T>(
-    Type.Union(
-      values.map((value) => Type.Literal(value)),
-      options,
-    ),
-  );
 
 const ratioMessage = `aspect_ratio must be one of ${PROJECT_ASPECT_RATIOS.join(', ')}`;
 const Name = Type.String({
@@ -35,7 +27,7 @@ const Description = Type.String({
   errorMessage: `description must be at most ${PROJECT_DESCRIPTION_MAX} characters`,
 });
 const Ratio = (options: Record<string, unknown> = {}) =>
-  oneOf(PROJECT_ASPECT_RATIOS, { errorMessage: ratioMessage, ...options });
+  literalUnion(PROJECT_ASPECT_RATIOS, { errorMessage: ratioMessage, ...options });
 const Id = (field: string) =>
   Type.String({ minLength: 1, maxLength: 100, errorMessage: `${field} must be a string` });
 
@@ -125,7 +117,7 @@ const Idx = Type.Optional(Type.Integer({ minimum: 0, errorMessage: 'idx must be 
 /** `POST /projects/<id>/clips`. */
 export const AddClipBody = Type.Object({
   video_id: Type.Optional(Id('video_id')),
-  track: oneOf(TRACKS, { errorMessage: `track must be one of ${TRACKS.join(', ')}` }),
+  track: literalUnion(TRACKS, { errorMessage: `track must be one of ${TRACKS.join(', ')}` }),
   asset_id: Type.String({ minLength: 1, maxLength: 100, errorMessage: 'asset_id is required' }),
   idx: Idx,
   ...clipTiming,

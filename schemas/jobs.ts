@@ -9,20 +9,12 @@ import {
   VIDEO_RESOLUTIONS,
 } from '../src/domain/models-catalog.ts';
 import type { FieldRule } from './validate.ts';
+import { literalUnion } from './common.ts';
 
 // Request bodies of spec §4.2 / §4.3. Property order is the spec's table order, which is also the order the
 // checks run in (CONTRACT §6); every message is the spec's §7.4 text or CONTRACT §6's, word for word.
 // Whether a URL is https (or our own media, any scheme) needs the service's base URL: the rules below take that
 // check as a function and run at their field's place in the order.
-
-/** One of `values`, typed as their union (a mapped array of literals would infer as `never`). */
-const oneOf = <T extends string | number>(values: readonly T[], options: Record<string, unknown>) =>
-  Type.Unsafe<T>(
-    Type.Union(
-      values.map((value) => Type.Literal(value)),
-      options,
-    ),
-  );
 
 const Prompt = Type.String({
   minLength: 1,
@@ -49,15 +41,15 @@ export const VideoGenerateBody = Type.Object({
     }),
   ),
   fast: boolean('fast', false, 'Selects the fast variant (text-to-video only)'),
-  duration_seconds: oneOf(VIDEO_DURATIONS_SECONDS, {
+  duration_seconds: literalUnion(VIDEO_DURATIONS_SECONDS, {
     default: 5,
     errorMessage: `duration_seconds must be one of ${VIDEO_DURATIONS_SECONDS.join(', ')}`,
   }),
-  aspect_ratio: oneOf(VIDEO_ASPECT_RATIOS, {
+  aspect_ratio: literalUnion(VIDEO_ASPECT_RATIOS, {
     default: '16:9',
     errorMessage: `aspect_ratio must be one of ${VIDEO_ASPECT_RATIOS.join(', ')}`,
   }),
-  resolution: oneOf(VIDEO_RESOLUTIONS, {
+  resolution: literalUnion(VIDEO_RESOLUTIONS, {
     default: '720p',
     errorMessage: `resolution must be one of ${VIDEO_RESOLUTIONS.join(', ')}`,
   }),
@@ -103,7 +95,7 @@ export const ImageGenerateBody = Type.Object({
     default: 1,
     errorMessage: `num_images must be 1-${IMAGES_PER_REQUEST_MAX}`,
   }),
-  aspect_ratio: oneOf(IMAGE_ASPECT_RATIOS, {
+  aspect_ratio: literalUnion(IMAGE_ASPECT_RATIOS, {
     default: '1:1',
     errorMessage: `aspect_ratio must be one of ${IMAGE_ASPECT_RATIOS.join(', ')}`,
   }),

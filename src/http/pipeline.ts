@@ -219,8 +219,10 @@ class Exchange implements RequestContext {
     const media = route.upload
       ? mediaTypeOf(this.headers['content-type'], route.upload.contentTypes)
       : undefined;
+    // Neither JSON nor a media type this route takes: said so (after the resource's 404), not `Invalid JSON body`.
+    const unsupported = route.upload && !media && !isJsonOrUntyped(this.headers['content-type']);
     let parsed: { value: unknown } | { error: unknown } | undefined;
-    if (input.hasBody && !media) {
+    if (input.hasBody && !media && !unsupported) {
       const raw = await this.request.body();
       try {
         parsed = { value: parseJson(raw) };
@@ -234,6 +236,11 @@ class Exchange implements RequestContext {
         this as RequestContext<RouteAuth, unknown, unknown, undefined>,
         json,
       );
+    }
+    if (unsupported) {
+      throw new AppError('unsupported_media', 'unsupported_media', {
+        message: `Send JSON, or the file with one of these types: ${route.upload!.contentTypes.join(', ')}`,
+      });
     }
     if (media) {
       this.upload = { contentType: media, stream: this.request.bodyStream(route.upload!.maxBytes) };
@@ -300,6 +307,11 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 function mediaTypeOf(header: string | undefined, accepted: readonly string[]): string | undefined {
   const type = header?.split(';')[0]!.trim().toLowerCase();
   return type && accepted.includes(type) ? type : undefined;
+}
+
+function isJsonOrUntyped(header: string | undefined): boolean {
+  const type = header?.split(';')[0]!.trim().toLowerCase();
+  return !type || type === 'application/json' || type.endsWith('+json');
 }
 
 function implicitAuth(path: string): RouteAuth {

@@ -116,8 +116,12 @@ export async function commit<Result>(
     seq: current.seq + events.length,
     version: current.version + 1,
     updated_at: bump ? now : current.updated_at,
+    // The answer is kept without its events (published the first time, and in the history): a redelivered
+    // command answers the same, with `events: []`.
     applied_ops: context.opId
-      ? [...current.applied_ops, { op_id: context.opId, result: committed }].slice(-APPLIED_OPS_KEPT)
+      ? [...current.applied_ops, { op_id: context.opId, result: { ...committed, events: [] } }].slice(
+          -APPLIED_OPS_KEPT,
+        )
       : current.applied_ops,
   };
   for (const asset of change.assets ?? []) await ports.assets.put(asset);

@@ -254,7 +254,7 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
         ),
       );
       log.info({ credits: creditsCharged, media: results.media_gen_done }, 'turn completed');
-      return answer(reply.text, results, await turnEvents(session, results));
+      return answer(reply.text, results, await turnEvents(session));
     } catch (error) {
       controller.abort();
       throw await failed(session, error, userMessage, log);
@@ -357,12 +357,11 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
   }
 
   /**
-   * The turn's events in `seq` order (instruct's `agent_events`), read back from the history: some were
-   * committed by others on the turn's behalf (its media's asset, added by the job's completion hook).
+   * The turn's events in `seq` order (instruct's `agent_events`), read back from the history: some may have
+   * been committed on the turn's behalf by others (its media's asset, added by the job's completion hook),
+   * and a redelivered command answers without the events it published the first time.
    */
-  async function turnEvents(session: TurnSession, results: TurnResults) {
-    // Only a turn's media are ever committed by others (the job's completion hook adds the asset).
-    if (!results.media_gen_done) return [...session.events].sort((a, b) => a.seq - b.seq);
+  async function turnEvents(session: TurnSession) {
     const first = Math.min(...session.events.map((event) => event.seq));
     const kept = await deps.history.since(session.projectId, first - 1);
     return kept.events.filter((event) => event.turn_id === session.turnId);

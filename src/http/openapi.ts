@@ -123,9 +123,16 @@ function buildOperation(route: RouteDefinition): JsonObject {
   if (parameters.length > 0) operation.parameters = parameters;
   if (route.body) {
     const schema = toJsonSchema(route.body);
+    // An upload route also takes the raw file under each media type it accepts.
+    const files = Object.fromEntries(
+      (route.upload?.contentTypes ?? []).map((type) => [
+        type,
+        { schema: { type: 'string', contentMediaType: type } },
+      ]),
+    );
     operation.requestBody = {
       required: Array.isArray(schema.required) && schema.required.length > 0,
-      content: { 'application/json': { schema } },
+      content: { 'application/json': { schema }, ...files },
     };
   }
   operation.responses = buildResponses(route);

@@ -37,6 +37,15 @@ describe('GET /api/v1/openapi.json', () => {
       '/api/v1/image/nano-banana/generate',
       '/api/v1/jobs',
       '/api/v1/jobs/{job_id}',
+      '/api/v1/media-studio/projects',
+      '/api/v1/media-studio/projects/{project_id}',
+      '/api/v1/media-studio/projects/{project_id}/assets',
+      '/api/v1/media-studio/projects/{project_id}/clips',
+      '/api/v1/media-studio/projects/{project_id}/clips/{clip_id}',
+      '/api/v1/media-studio/projects/{project_id}/instruct',
+      '/api/v1/media-studio/projects/{project_id}/videos',
+      '/api/v1/media-studio/projects/{project_id}/videos/{video_id}',
+      '/api/v1/media-studio/projects/{project_id}/videos/{video_id}/messages',
       '/api/v1/models',
       '/api/v1/openapi.json',
       '/api/v1/video/vidmodel-2/generate',
@@ -46,6 +55,10 @@ describe('GET /api/v1/openapi.json', () => {
       'DELETE /api/v1/jobs/{job_id} is described',
     );
     assert.ok(answer.body.paths['/api/v1/models']!.get, 'GET /api/v1/models is described');
+    const assets = answer.body.paths['/api/v1/media-studio/projects/{project_id}/assets']!.post as {
+      requestBody: { content: Record<string, unknown> };
+    };
+    assert.deepEqual(Object.keys(assets.requestBody.content).slice(0, 2), ['application/json', 'image/png']);
   });
 
   it('describes the models response with the same schema the catalogue is checked against', async () => {

@@ -163,6 +163,13 @@ async function edit<Result>(
   return replayed<Committed<Result>>(project, context.opId) ?? run(project);
 }
 
+/** The project as its change will leave it (`commit` sets the revision and the time): what its event shows. */
+const shownAfter = (context: ProjectContext, next: ProjectRecord): ProjectRecord => ({
+  ...next,
+  revision: next.revision + 1,
+  updated_at: new Date(context.clock.now()),
+});
+
 const projectUpdated = (project: ProjectRecord, extra: Record<string, unknown> = {}): EventDraft => ({
   type: 'project.updated',
   video_id: null,
@@ -179,7 +186,7 @@ export const editHandlers = {
         ...(message.description !== undefined ? { description: message.description } : {}),
         ...(message.context_md !== undefined ? { context_md: message.context_md } : {}),
       };
-      const shown = { ...next, revision: project.revision + 1, updated_at: new Date(context.clock.now()) };
+      const shown = shownAfter(context, next);
       return commit(context, project, {
         next,
         turnId: null,
@@ -201,7 +208,7 @@ export const editHandlers = {
       return commit(context, project, {
         next,
         turnId: null,
-        events: [projectUpdated(next, { video: toVideoView(video) })],
+        events: [projectUpdated(shownAfter(context, next), { video: toVideoView(video) })],
         result: { video: toVideoView(video) },
       });
     }),
@@ -219,7 +226,7 @@ export const editHandlers = {
         ...project,
         videos: project.videos.map((one) => (one.id === video.id ? changed : one)),
       };
-      const events = [projectUpdated(next, { video: toVideoView(changed) })];
+      const events = [projectUpdated(shownAfter(context, next), { video: toVideoView(changed) })];
       if (changed.aspect_ratio !== video.aspect_ratio) {
         events.push(ratioChanged(video, changed.aspect_ratio));
       }
@@ -310,8 +317,9 @@ export const editHandlers = {
   append_context: (context: ProjectContext, message: Msg<'append_context'>) =>
     edit(context, async (project) => {
       const turnId = checkTurn(project, message.turn_id);
+      const text = project.context_md === '' ? message.text : message.text.replace(/^\n+/, '');
       const separator = project.context_md === '' || project.context_md.endsWith('\n\n') ? '' : '\n\n';
-      const context_md = `${project.context_md}${separator}${message.text}`;
+      const context_md = `${project.context_md}${separator}${text}`;
       if (context_md.length > CONTEXT_MD_MAX) {
         throw new AppError('bad_request', `context_md would exceed ${CONTEXT_MD_MAX} characters`);
       }

@@ -143,7 +143,9 @@ export const turnHandlers = {
     const known = statusOf(project, command.turn_id);
     if (known.status !== 'gone' || replayed(project, context.opId)) return known;
     project = await expireIfDue(context, project);
-    if (project.queue.length >= context.ports.turnQueueMax) return { status: 'full' };
+    // Full only when the turn would have to wait: TURN_QUEUE_MAX=0 still runs a turn on an idle project.
+    const mustWait = project.turn !== null || project.queue.length > 0;
+    if (mustWait && project.queue.length >= context.ports.turnQueueMax) return { status: 'full' };
     const now = new Date(context.clock.now());
     const ticket: TurnTicket = {
       turn_id: command.turn_id,

@@ -88,6 +88,7 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
     );
     const editor = wired(editorFeature(config, platform, jobs.service));
     editorJobFinished = (job) => editor.jobFinished(job);
+    webhooks.alsoTell((job) => editor.addDelivered(job));
     const router = new Router();
     wired(metaFeature(config, platform, () => router.routes));
     for (const route of features.flatMap((feature) => feature.routes)) router.add(route);

@@ -2,6 +2,7 @@ import type { Config } from '../config.ts';
 import type { AgentModel } from '../ports/agent-model.ts';
 import type { JobRecord } from '../ports/jobs-repository.ts';
 import { newMediaId } from '../domain/media-id.ts';
+import { AppError } from '../domain/errors.ts';
 import { createBuiltinAgent } from '../adapters/agent/index.ts';
 import { createMediaIntake, resolveFfmpeg } from '../adapters/media/index.ts';
 import { createGuardedFetch } from '../adapters/net/index.ts';
@@ -41,7 +42,7 @@ export function editorFeature(
   config: EditorConfig,
   platform: Platform,
   jobsService: JobsService,
-): Feature & { jobFinished(job: JobRecord): void } {
+): Feature & { jobFinished(job: JobRecord): void; addDelivered(job: JobRecord): Promise<void> } {
   const { store, log, clock, mediaUrl, baseUrl } = platform;
   const { projects, assets, thread, jobs } = platform.repositories;
   const commands = platform.projects;
@@ -94,20 +95,31 @@ export function editorFeature(
     logger: log,
   });
 
+  /** Adds a completed editor job's media to its project (idempotent; a deleted project needs nothing). */
+  async function addDelivered(job: JobRecord): Promise<void> {
+    if (!job.origin || job.status !== 'completed') return;
+    await generated.add(job, job.origin.turn_id).catch((error: unknown) => {
+      if (!(error instanceof AppError && error.code === 'not_found')) throw error;
+    });
+  }
+
   let sweep: PeriodicTask | undefined;
   return {
     routes: editorRoutes(editor, turns, {
       acceptsUrl: (url) => isAcceptedImageUrl(url, baseUrl),
       uploadMaxBytes: config.uploadMaxBytes,
     }),
-    /** A job of an editor turn ended (here or on any node): its media join the project's library. */
+    /**
+     * A job of an editor turn ended (here or on any node): its media join the project's library. Named for its
+     * turn, so while that turn still holds the project the asset is one of its events. The live call may fail
+     * (the node dies, the actor is unavailable): the jobs' ended outbox tells `addDelivered` again.
+     */
     jobFinished(job) {
-      if (!job.origin || job.status !== 'completed') return;
-      // Named for its turn: while that turn still holds the project, the asset is one of its events.
-      generated.add(job, job.origin.turn_id).catch((error: unknown) => {
-        log.warn({ err: error, job_id: job.id }, 'could not add a generated asset to its project');
+      addDelivered(job).catch((error: unknown) => {
+        log.warn({ err: error, job_id: job.id }, 'generated asset not added yet; the sweep adds it');
       });
     },
+    addDelivered,
     async start() {
       sweep = startPeriodicTask({
         name: 'turn lease sweep',

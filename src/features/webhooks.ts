@@ -12,6 +12,11 @@ import { createScheduler } from './scheduler.ts';
 export interface WebhooksFeature extends Feature {
   /** A job ended: announce it (if this fails, the sweeper announces it from the job's `notify_due` flag). */
   jobFinished(job: JobRecord): void;
+  /**
+   * Makes `listener` part of the ended-job outbox: the sweep tells it of every job whose end is not confirmed
+   * yet (after a crash, or when its own live call failed), and confirms the job only once it succeeded.
+   */
+  alsoTell(listener: (job: JobRecord) => Promise<void>): void;
 }
 
 export async function webhooksFeature(
@@ -33,7 +38,9 @@ export async function webhooksFeature(
 ): Promise<WebhooksFeature> {
   const log = platform.log.child({ component: 'webhooks' });
   const { webhookRetryDelaysMs: retryDelaysMs, webhookTimeoutMs: timeoutMs, tuning } = config;
+  const alsoTell: Array<(job: JobRecord) => Promise<void>> = [];
   const webhooks = createWebhooks({
+    alsoTell,
     deliveries: platform.repositories.deliveries,
     keys: platform.repositories.keys,
     jobs: platform.repositories.jobs,
@@ -70,6 +77,7 @@ export async function webhooksFeature(
   let sweep: PeriodicTask | undefined;
   return {
     routes: [],
+    alsoTell: (listener) => void alsoTell.push(listener),
     jobFinished(job) {
       webhooks.jobFinished(job).catch((error: unknown) => {
         log.warn({ err: error, job_id: job.id }, 'webhook not queued yet; the sweeper will queue it');

@@ -96,7 +96,7 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
       for (const [index, url] of urls.entries()) {
         const field = `image_urls[${index}]`;
         const result = await deps.intake.fromUrl(url, { maxBytes: INBOUND_IMAGE_MAX_BYTES, field });
-        taken.push({ url, result });
+        taken.push({ url, result, placed: false });
         if (result.probed.kind !== 'image') throw new AppError('bad_request', `${field} is not an image`);
       }
       return taken;
@@ -155,6 +155,7 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
       if (place.status !== 'granted') await waitForGrant(project.id, turnId);
     } catch (error) {
       await finish(project.id, turnId, 'withdrawn', {}, [], []).catch(() => undefined);
+      await discard(references.map((one) => one.result.media.id));
       throw error;
     }
     const session = new TurnSession(commands, principal, project.id, video.id, turnId);
@@ -257,6 +258,8 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
       return answer(reply.text, results, await turnEvents(session));
     } catch (error) {
       controller.abort();
+      // Reference images that never became assets belong to nothing: their files go.
+      await discard(references.filter((one) => !one.placed).map((one) => one.result.media.id));
       throw await failed(session, error, userMessage, log);
     } finally {
       session.close();
@@ -308,7 +311,8 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
     results: TurnResults,
   ) {
     const added = [];
-    for (const { url, result } of references) {
+    for (const reference of references) {
+      const { url, result } = reference;
       const answer = await session.run((before) =>
         commands.add_asset(session.projectId, {
           op_id: session.nextOpId('reference'),
@@ -325,6 +329,7 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
           },
         }),
       );
+      reference.placed = true;
       results.assets_created.push(answer.asset);
       added.push(answer.asset);
     }

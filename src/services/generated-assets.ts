@@ -1,4 +1,5 @@
 import type { ProjectCommands } from '../../actors/index.ts';
+import { AppError } from '../domain/errors.ts';
 import { derivedMediaId } from '../domain/media-id.ts';
 import type { JobRecord } from '../ports/jobs-repository.ts';
 import type { MediaStore } from '../ports/media-store.ts';
@@ -40,24 +41,33 @@ export function createGeneratedAssets(deps: { store: MediaStore; commands: Proje
           });
       }
       const generation = job.generation;
-      return deps.commands.add_asset(origin.project_id, {
-        op_id: `asset:${job.id}`,
-        ...(turnId ? { turn_id: turnId, before_events: before } : {}),
-        asset: {
-          id: generatedAssetId(job.id),
-          user_id: job.user_id,
-          kind: job.type,
-          source: 'agent_generate',
-          media_id: mediaId,
-          content_type: stored.contentType,
-          metadata: {
-            prompt: generation.prompt,
-            model: job.model,
-            job_id: job.id,
-            ...('duration_seconds' in generation ? { duration_sec: generation.duration_seconds } : {}),
+      const forgetCopy = async (error: unknown) => {
+        // The project is gone (deleted while the job ran): the copy would belong to nothing.
+        if (error instanceof AppError && error.code === 'not_found') {
+          await deps.store.delete(mediaId).catch(() => undefined);
+        }
+        throw error;
+      };
+      return deps.commands
+        .add_asset(origin.project_id, {
+          op_id: `asset:${job.id}`,
+          ...(turnId ? { turn_id: turnId, before_events: before } : {}),
+          asset: {
+            id: generatedAssetId(job.id),
+            user_id: job.user_id,
+            kind: job.type,
+            source: 'agent_generate',
+            media_id: mediaId,
+            content_type: stored.contentType,
+            metadata: {
+              prompt: generation.prompt,
+              model: job.model,
+              job_id: job.id,
+              ...('duration_seconds' in generation ? { duration_sec: generation.duration_seconds } : {}),
+            },
           },
-        },
-      });
+        })
+        .catch(forgetCopy);
     },
   };
 }

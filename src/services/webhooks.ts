@@ -41,6 +41,11 @@ export interface WebhooksDeps {
   allowPrivate: boolean;
   /** `JOB_RETENTION_DAYS`: deliveries go with the jobs they announce. */
   retentionDays: number;
+  /**
+   * Others told of an ended job from the same outbox (the editor adds a turn's media to its project): the
+   * sweep awaits each for every job whose announcement is not confirmed, and confirms only when all succeed.
+   */
+  alsoTell?: ReadonlyArray<(job: JobRecord) => Promise<void>>;
 }
 
 /** The event named in `X-Svc-Event` for a terminal status (a cancelled job's is our choice: the spec is silent). */
@@ -228,6 +233,7 @@ export function createWebhooks(deps: WebhooksDeps) {
           return keys.get(id)!;
         };
         for (const job of ended) {
+          for (const tell of deps.alsoTell ?? []) await tell(job);
           if (!(await keyOf(job.key_id))?.webhook) continue;
           if (!(await deliveries.get(deliveryIdOf(job.id)))) await jobFinished(job, keyOf);
         }

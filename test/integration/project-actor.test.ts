@@ -4,7 +4,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createManualClock } from '../../src/ports/clock.ts';
-import { AppError } from '../../src/domain/errors.ts';
+import type { AppError } from '../../src/domain/errors.ts';
 import { newId } from '../../src/domain/ids.ts';
 import type { ProjectEvent } from '../../src/ports/event-history.ts';
 import { actorTopic, PROJECT_ACTOR } from '../../actors/index.ts';

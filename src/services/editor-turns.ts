@@ -165,7 +165,11 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
           (renewed) => {
             if (!renewed.ok) session.markLost();
           },
-          (error: unknown) => log.warn({ err: error }, 'turn lease renewal failed'),
+          (error: unknown) => {
+            // A deleted project ends the turn at once, even while it waits for its media.
+            if (error instanceof AppError && error.code === 'not_found') session.markLost();
+            else log.warn({ err: error }, 'turn lease renewal failed');
+          },
         );
       },
       Math.max(250, Math.floor(deps.turnLeaseMs / 3)),

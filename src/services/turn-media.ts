@@ -8,7 +8,7 @@ import type { JobRecord, JobsRepository } from '../ports/jobs-repository.ts';
 import type { ToolOutcome } from '../ports/agent-model.ts';
 import type { JobsService, SubmitAnswer } from './jobs.ts';
 import type { GeneratedAssets } from './generated-assets.ts';
-import { TurnAborted, type TurnSession } from './turn-session.ts';
+import { TurnAborted, TurnLost, type TurnSession } from './turn-session.ts';
 
 export interface TurnMediaDeps {
   jobsService: Pick<JobsService, 'submitVideo' | 'submitImage'>;
@@ -44,6 +44,8 @@ export function createTurnMedia(deps: TurnMediaDeps) {
     const started = Date.now();
     let announced = started;
     for (;;) {
+      // The job goes on without the turn (its media still join the project when delivered).
+      if (session.isLost) throw new TurnLost();
       const job = await deps.jobs.get(jobId);
       if (job && ENDED.has(job.status)) return job;
       if (Date.now() - announced >= deps.progressIntervalMs) {

@@ -84,6 +84,7 @@ export function startHttpServer(options: {
         const head = method === 'HEAD';
         if (streamed && (request.aborted || head)) streamed.stream.destroy();
         if (request.aborted) return;
+        body.release();
         // An answer given before the body arrived (401, 413, ...) leaves bytes on the wire: close after it.
         const answer = body.complete() ? response : { ...response, closeConnection: true };
         if (!streamed || head) return write(res, answer, head);
@@ -94,8 +95,9 @@ export function startHttpServer(options: {
       })
       .catch((error: unknown) => {
         log.error({ err: error }, 'request handler failed outside the pipeline');
-        if (!request.aborted)
-          write(res, { status: 500, headers: {}, body: '{"error":"Internal server error"}' });
+        if (request.aborted) return;
+        body.release();
+        write(res, { status: 500, headers: {}, body: '{"error":"Internal server error"}' });
       })
       .finally(() => {
         inFlight--;
@@ -137,6 +139,13 @@ interface BodyReader {
   read(): Promise<Buffer>;
   stream(maxBytes: number): Readable;
   complete(): boolean;
+  /**
+   * Resumes a socket still paused for this body; called as the answer goes out. uWS delivers what it had
+   * read after `pause()`, the last chunk included, so a body can end paused: left so, the next request on the
+   * keep-alive connection would stall until the idle timeout resets it. Not resumed earlier, because
+   * `resume()` re-arms that timeout, which would then close a connection whose answer takes a while.
+   */
+  release(): void;
   abort(): void;
 }
 
@@ -144,6 +153,7 @@ const emptyBody: BodyReader = {
   read: () => Promise.resolve(Buffer.alloc(0)),
   stream: () => Readable.from([]),
   complete: () => true,
+  release: () => undefined,
   abort: () => undefined,
 };
 
@@ -164,15 +174,13 @@ function readBody(res: uws.HttpResponse, headers: Record<string, string>, limit:
   const declared = Number(headers['content-length']);
   const tooLarge = (max: number) =>
     new AppError('payload_too_large', `Request body too large (max ${max} bytes)`);
-  const source = new Readable({
-    highWaterMark: BODY_HIGH_WATER_MARK,
-    read() {
-      if (paused && !gone) {
-        paused = false;
-        res.resume();
-      }
-    },
-  });
+  const release = () => {
+    if (paused && !gone) {
+      paused = false;
+      res.resume();
+    }
+  };
+  const source = new Readable({ highWaterMark: BODY_HIGH_WATER_MARK, read: release });
   source.on('error', () => undefined); // the reader hears of failures through its own promise or stream
   res.onData((chunk, isLast) => {
     if (source.destroyed) return;
@@ -181,12 +189,6 @@ function readBody(res: uws.HttpResponse, headers: Record<string, string>, limit:
     if (isLast) {
       complete = true;
       source.push(null);
-      // uWS still delivers what it had read after `pause()`, the last chunk included: a socket left paused
-      // here would stall the next request on this keep-alive connection until the idle timeout resets it.
-      if (paused) {
-        paused = false;
-        res.resume();
-      }
     } else if (!accepted && !paused) {
       paused = true;
       res.pause();
@@ -224,6 +226,7 @@ function readBody(res: uws.HttpResponse, headers: Record<string, string>, limit:
     },
     stream: (max) => take(max),
     complete: () => complete,
+    release,
     abort: () => {
       gone = true;
       source.destroy(new ClientGoneError());

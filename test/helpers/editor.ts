@@ -246,7 +246,8 @@ export function turnSpan(answer: Pick<InstructAnswer, 'agent_events'>): TurnSpan
   if (!started || !ended) throw new Error(`no turn.started/ended in ${JSON.stringify(events)}`);
   const turnId = started.turn_id!;
   for (const event of events) {
-    if (event.turn_id !== turnId) throw new Error(`event of another turn in the answer: ${JSON.stringify(event)}`);
+    if (event.turn_id !== turnId)
+      throw new Error(`event of another turn in the answer: ${JSON.stringify(event)}`);
   }
   return { turnId, started: started.seq, ended: ended.seq, outcome: ended.type as TurnSpan['outcome'] };
 }
@@ -277,7 +278,10 @@ export async function ledgerOf(
   service: Pick<RunningService, 'url' | 'adminToken'>,
   userId: string,
 ): Promise<LedgerEntry[]> {
-  const answer = await adminClient(service).call<{ entries: LedgerEntry[] }>('GET', `/users/${userId}/ledger`);
+  const answer = await adminClient(service).call<{ entries: LedgerEntry[] }>(
+    'GET',
+    `/users/${userId}/ledger`,
+  );
   if (answer.status !== 200) throw new Error(`ledger: ${answer.status} ${JSON.stringify(answer.body)}`);
   return answer.body.entries;
 }

@@ -341,15 +341,16 @@ describe('media intake', () => {
       assert.deepEqual(await scratchLeft(), []);
     });
 
-    it("probes the service's own media from the store instead of downloading it", async () => {
+    it("reads the service's own media from the store instead of downloading them, into a copy of its own", async () => {
       const { intake, store, stored } = await fresh();
       const { media } = await takeIn(intake, 'clip.mp4');
       const before = web.connections;
       const again = await intake.fromUrl(OWN_PREFIX + media.id, { maxBytes: MAX, field: 'url' });
-      assert.equal(again.media.id, media.id);
+      assert.notEqual(again.media.id, media.id, 'the new asset owns its file');
+      assert.equal(again.media.size, media.size);
       assert.equal(again.probed.kind, 'video');
       assert.equal(web.connections, before);
-      assert.equal((await stored()).length, 2, 'no second copy');
+      assert.equal((await stored()).length, 4, 'two files, each with its metadata');
       await assertBadRequest(
         intake.fromUrl(`${OWN_PREFIX}med_${'x'.repeat(24)}.mp4`, { maxBytes: MAX, field: 'url' }),
         "url is not a file in this service's media",

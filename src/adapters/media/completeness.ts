@@ -91,8 +91,12 @@ async function walkWav(file: FileHandle, size: number): Promise<MediaCompletenes
   for (let entries = 0; entries < MAX_ENTRIES; entries++) {
     const header = await readAt(file, offset, 8);
     if (header.length < 8) return 'truncated'; // no data chunk at all
+    const id = header.toString('latin1', 0, 4);
+    // A chunk id is four printable characters: anything else is not a wav (zeros would read as empty chunks,
+    // 8 bytes at a time, all the way down a large file).
+    if (!/^[\x20-\x7e]{4}$/.test(id)) return 'truncated';
     const chunkSize = header.readUInt32LE(4);
-    const isData = header.toString('latin1', 0, 4) === 'data';
+    const isData = id === 'data';
     if (isData && WAV_UNKNOWN_SIZES.has(chunkSize)) return 'unknown';
     const end = offset + 8 + chunkSize;
     if (end > size) return 'truncated';

@@ -27,7 +27,8 @@ export interface EventsSince {
 /**
  * The bounded history of project events (port), for replay (`since=`) and for reading a turn's events. Kept:
  * at least the last hour and at least the last 1 000 events of each project. The project actor is the only
- * writer of a project's history; appending the same `seq` again replaces it (a redelivered command).
+ * writer of a project's history, and it gives out seqs after the project's stored `seq`: so appending from seq
+ * n replaces whatever is stored from n on (a redelivered command, or an attempt whose commit failed).
  */
 export interface EventHistory {
   append(projectId: string, events: ProjectEvent[], now: Date): Promise<void>;

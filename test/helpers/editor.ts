@@ -292,3 +292,23 @@ export async function balanceOf(service: Pick<RunningService, 'url'>, token: str
   if (answer.status !== 200) throw new Error(`account: ${answer.status} ${JSON.stringify(answer.body)}`);
   return answer.body.credits;
 }
+
+/**
+ * Runs a test body; when it fails, prints the services' warning and error log lines first (the last 60), so
+ * a failure under CI load says what the service saw.
+ */
+export async function withServiceLogs<T>(
+  services: () => readonly (RunningService | undefined)[],
+  body: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await body();
+  } catch (error) {
+    const lines = services()
+      .flatMap((service) => service?.lines ?? [])
+      .filter((line) => /"level":(40|50|60)\b/.test(line))
+      .slice(-60);
+    console.log(`service warnings and errors before the failure:\n${lines.join('\n')}`);
+    throw error;
+  }
+}

@@ -330,21 +330,31 @@ describe('mongo event history', () => {
     assert.equal(await documents('prj_docs10'), 10);
   });
 
-  it('replaces events appended again with the same seqs, without duplicating them', async () => {
+  it('replaces events appended again from a seq, and drops what a never-committed attempt wrote after it', async () => {
     const history = await createMongoEventHistory(db);
     await appendRange(history, 'prj_again', 1, 250, t0, 50);
+    // A redelivered command writes the same seqs again.
     const redelivered = [event('prj_again', 249, { again: true }), event('prj_again', 250, { again: true })];
     await history.append('prj_again', redelivered, at(10));
-    // Across a bucket boundary too (seq 100 ends the first bucket, 101 starts the second).
-    const boundary = [event('prj_again', 100, { again: 1 }), event('prj_again', 101, { again: 1 })];
-    await history.append('prj_again', boundary, at(20));
+    // An attempt wrote 251..253, its commit failed, and the rerun gives out 251 again for something else:
+    // the project's seq said 250, so nothing stored from 251 on was ever committed.
+    await history.append(
+      'prj_again',
+      [251, 252, 253].map((seq) => event('prj_again', seq, { stale: true })),
+      at(20),
+    );
+    const rerun = [event('prj_again', 251, { rerun: true })];
+    await history.append('prj_again', rerun, at(30));
 
     const { events, complete } = await history.since('prj_again', 0);
     assert.equal(complete, true);
-    assert.deepEqual(seqsOf(events), range(1, 250));
-    assert.deepEqual(events.slice(248), redelivered);
-    assert.deepEqual(events.slice(99, 101), boundary);
+    assert.deepEqual(seqsOf(events), range(1, 251));
+    assert.deepEqual(events.slice(248), [...redelivered, ...rerun]);
     assert.equal(await documents('prj_again'), 3);
+    // The same holds when this process has no memory of the bucket (another node wrote it).
+    const fresh = await createMongoEventHistory(db);
+    await fresh.append('prj_again', [event('prj_again', 251, { fresh: true })], at(40));
+    assert.deepEqual(seqsOf((await fresh.since('prj_again', 240)).events), range(241, 251));
   });
 
   it('prunes only buckets older than both limits: the last keepEvents and anything younger than keepMs stay', async () => {

@@ -70,6 +70,8 @@ export const TurnCommands = {
     messages: Type.Array(message),
   }),
   expire_turn: Type.Object({}),
+  /** The lease sweep refunded these dropped turns' charges. */
+  refunds_settled: Type.Object({ turn_ids: Type.Array(Type.String()) }),
 };
 
 type Msg<Name extends keyof typeof TurnCommands> = Static<(typeof TurnCommands)[Name]>;
@@ -112,7 +114,9 @@ async function expireIfDue(context: ProjectContext, project: ProjectRecord): Pro
   const turn = project.turn;
   if (!turn || turn.lease_until.getTime() > now.getTime()) return project;
   context.logger.warn({ turn_id: turn.turn_id, node_id: turn.node_id }, 'turn lease lapsed; failing it');
-  const next = grantNext({ ...project, turn: null }, now, context.ports.turnLeaseMs);
+  let next = grantNext({ ...project, turn: null }, now, context.ports.turnLeaseMs);
+  // A turn that never began was charged (or is about to be) for nothing: its charge is owed back.
+  if (!turn.started) next = owe(next, [turn.turn_id]);
   await commitAs(context, project, turn.turn_id, {
     next,
     events: turn.started
@@ -120,6 +124,11 @@ async function expireIfDue(context: ProjectContext, project: ProjectRecord): Pro
       : [],
   });
   return loadProject(context);
+}
+
+/** The project owing back the charges of `turnIds` (refunded by the lease sweep: `refunds_settled`). */
+function owe(project: ProjectRecord, turnIds: string[]): ProjectRecord {
+  return { ...project, refunds_due: [...new Set([...(project.refunds_due ?? []), ...turnIds])] };
 }
 
 /** A turn's commit: its events carry its id and change no revision. */
@@ -237,6 +246,16 @@ export const turnHandlers = {
     });
   },
 
+  refunds_settled: async (context: ProjectContext, command: Msg<'refunds_settled'>) => {
+    const project = await loadProject(context);
+    const left = (project.refunds_due ?? []).filter((id) => !command.turn_ids.includes(id));
+    if (left.length === (project.refunds_due ?? []).length) return { settled: 0 };
+    const { refunds_due: _settled, ...rest } = project;
+    const next: ProjectRecord = left.length > 0 ? { ...rest, refunds_due: left } : rest;
+    await commit(context, project, { next, events: [], result: {}, turnId: null, bumpsRevision: false });
+    return { settled: (project.refunds_due ?? []).length - left.length };
+  },
+
   expire_turn: async (context: ProjectContext) => {
     const project = await loadProject(context);
     const after = await expireIfDue(context, project);
@@ -246,7 +265,7 @@ export const turnHandlers = {
   /** Deletes the project; a running turn fails first (CONTRACT §4.1), so its watchers hear why. */
   delete_project: async (context: ProjectContext) => {
     const project = await context.ports.projects.get(context.key);
-    if (!project) return { deleted: true as const, assets: [] };
+    if (!project) return { deleted: true as const, dropped: [], assets: [] };
     const { turn } = project;
     if (turn) {
       await commitAs(context, project, turn.turn_id, {
@@ -254,12 +273,19 @@ export const turnHandlers = {
         events: [turnFailed(turn, 'The project was deleted', 404)],
       });
     }
+    // Turns that never began were charged for nothing: the caller refunds them (the project is gone).
+    const dropped = [
+      ...(turn && !turn.started ? [turn.turn_id] : []),
+      ...project.queue.map((ticket) => ticket.turn_id),
+      ...(project.refunds_due ?? []),
+    ];
     const { ports } = context;
     await ports.projects.delete(project.id);
     const assets = await ports.assets.deleteByProject(project.id);
     await Promise.all([ports.thread.deleteByProject(project.id), ports.history.deleteProject(project.id)]);
     return {
       deleted: true as const,
+      dropped,
       assets: assets.map((asset) => ({ id: asset.id, source: asset.source, media_id: asset.media_id })),
     };
   },

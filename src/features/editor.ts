@@ -13,6 +13,7 @@ import { isAcceptedImageUrl, ownMediaId } from '../services/inbound-images.ts';
 import type { JobsService } from '../services/jobs.ts';
 import { startPeriodicTask, type PeriodicTask } from '../services/periodic-task.ts';
 import { createTurnMedia } from '../services/turn-media.ts';
+import { refundDroppedTurn } from '../services/turn-refunds.ts';
 import { editorRoutes } from '../http/routes/editor.ts';
 import type { Feature } from './feature.ts';
 import type { Platform } from './platform.ts';
@@ -60,6 +61,7 @@ export function editorFeature(
   const generated = createGeneratedAssets({ store, commands });
   const editor = createEditorService({
     commands,
+    credits: platform.credits,
     projects,
     assets,
     thread,
@@ -130,6 +132,11 @@ export function editorFeature(
           for (const projectId of lapsed) {
             const { expired } = await commands.expire_turn(projectId, {});
             if (expired) turns.wake(projectId);
+          }
+          for (const owing of await projects.withRefundsDue(LEASE_SWEEP_BATCH)) {
+            const turnIds = owing.refunds_due ?? [];
+            for (const turnId of turnIds) await refundDroppedTurn(platform.credits, owing.user_id, turnId);
+            await commands.refunds_settled(owing.id, { turn_ids: turnIds });
           }
         },
       });

@@ -71,6 +71,12 @@ export interface ProjectRecord {
   queue: TurnTicket[];
   /** The last few applied commands (bounded), for idempotent redelivery. */
   applied_ops: AppliedOp[];
+  /**
+   * Turns dropped before they began (their node died while they waited or right after their grant): their
+   * 5-credit charge is owed back. The lease sweep refunds them (`reverses` their charge: once at most) and
+   * then clears them. Absent on projects stored before this field existed.
+   */
+  refunds_due?: string[];
   created_at: Date;
   updated_at: Date;
 }
@@ -89,4 +95,6 @@ export interface ProjectsRepository {
   delete(id: string): Promise<void>;
   /** Projects whose running turn's lease ended before `now` (the lease sweeper), at most `limit`. */
   expiredLeases(now: Date, limit: number): Promise<string[]>;
+  /** Projects with turns whose charge is owed back (`refunds_due`), at most `limit`. */
+  withRefundsDue(limit: number): Promise<Pick<ProjectRecord, 'id' | 'user_id' | 'refunds_due'>[]>;
 }

@@ -15,11 +15,12 @@ import type { EventHistory, ProjectEvent } from '../ports/event-history.ts';
 import type { TurnMedia } from './turn-media.ts';
 import { TurnAborted, TurnLost, TurnSession, type TurnEventDraft } from './turn-session.ts';
 import { createTurnTools, type TurnResults } from './turn-tools.ts';
+import { refundDroppedTurn, turnChargeOpId } from './turn-refunds.ts';
 import { INBOUND_IMAGE_MAX_BYTES } from './inbound-images.ts';
 
 export interface EditorTurnsDeps {
   commands: ProjectCommands;
-  credits: Pick<UserCredits, 'charge_turn'>;
+  credits: Pick<UserCredits, 'charge_turn' | 'refund'>;
   balanceOf(userId: string): Promise<number>;
   projects: ProjectsRepository;
   assets: AssetsRepository;
@@ -140,7 +141,7 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
       );
     }
     const charge = await deps.credits.charge_turn(principal.userId, {
-      op_id: `turn:${turnId}`,
+      op_id: turnChargeOpId(turnId),
       amount: TURN_CREDITS,
       reason: 'agent_turn',
       project_id: project.id,
@@ -154,7 +155,9 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
     try {
       if (place.status !== 'granted') await waitForGrant(project.id, turnId);
     } catch (error) {
+      // Dropped before it ran (its project was deleted, it lost its place): nothing ran, nothing is kept.
       await finish(project.id, turnId, 'withdrawn', {}, [], []).catch(() => undefined);
+      await refundDroppedTurn(deps.credits, principal.userId, turnId);
       await discard(references.map((one) => one.result.media.id));
       throw error;
     }

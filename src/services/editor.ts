@@ -6,6 +6,7 @@ import {
   toProjectView,
   toVideoView,
   type ProjectCommands,
+  type UserCredits,
 } from '../../actors/index.ts';
 import type {
   AddClipRequest,
@@ -24,9 +25,12 @@ import type { MediaStore } from '../ports/media-store.ts';
 import type { ProjectRecord, ProjectsRepository } from '../ports/projects-repository.ts';
 import type { ThreadRepository } from '../ports/thread-repository.ts';
 import { metadataOf } from './editor-turns.ts';
+import { refundDroppedTurn } from './turn-refunds.ts';
 
 export interface EditorServiceDeps {
   commands: ProjectCommands;
+  /** Refunds of turns a deletion dropped before they began. */
+  credits: Pick<UserCredits, 'refund'>;
   projects: ProjectsRepository;
   assets: AssetsRepository;
   thread: ThreadRepository;
@@ -159,6 +163,7 @@ export function createEditorService(deps: EditorServiceDeps) {
 
     async deleteProject(project: ProjectRecord) {
       const answer = await commands.delete_project(project.id, { op_id: editOp() });
+      for (const turnId of answer.dropped) await refundDroppedTurn(deps.credits, project.user_id, turnId);
       // Exported media stay: a `video_url` is permanent (spec §4.7). The rest are the project's own copies.
       const removable = answer.assets.filter((asset) => asset.source !== 'export');
       await Promise.all(removable.map((asset) => deps.store.delete(asset.media_id).catch(() => undefined)));

@@ -13,6 +13,7 @@ export * from './jobs.ts';
 export * from './models-catalog.ts';
 export * from './periodic-task.ts';
 export * from './turn-media.ts';
+export * from './turn-refunds.ts';
 export * from './turn-session.ts';
 export * from './turn-tools.ts';
 export * from './webhooks.ts';

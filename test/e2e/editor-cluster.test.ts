@@ -357,7 +357,23 @@ describe('agent turns in cluster mode', { skip: skipWithoutNats() }, () => {
           [storyboardId, slowSpan.turnId, lastSpan.turnId].sort(),
           'no event of the dropped turn',
         );
-        const ledger = await ledgerOf(a, userId);
+        // Its charge is given back by the lease sweep, once: a turn that never ran is not a turn.
+        const ran = new Set([storyboardId, slowSpan.turnId, lastSpan.turnId].map((id) => `turn:${id}`));
+        const ledger = await until(
+          'the dropped turn’s charge is refunded',
+          () => ledgerOf(a, userId),
+          (entries) => entries.some((entry) => entry.reason === 'agent_turn_dropped'),
+          10_000,
+          100,
+        );
+        const dropped = ledger.filter((entry) => entry.reason === 'agent_turn' && !ran.has(entry.op_id!));
+        assert.equal(dropped.length, 1, JSON.stringify(ledger));
+        assert.deepEqual(
+          ledger
+            .filter((entry) => entry.reason === 'agent_turn_dropped')
+            .map((entry) => [entry.op_id, entry.delta]),
+          [[`${dropped[0]!.op_id}:refund`, 5]],
+        );
         const opIds = ledger.map((entry) => entry.op_id);
         assert.equal(new Set(opIds).size, opIds.length, 'no charge applied twice');
         assert.equal(

@@ -96,6 +96,7 @@ export async function startEditorStack(options: {
   const commands = projectCommands(actors);
   const editor = createEditorService({
     commands,
+    credits: userCredits(actors),
     ...repositories,
     store: noMedia,
     intake: noIntake,

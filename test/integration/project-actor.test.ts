@@ -229,6 +229,34 @@ describe('project actor', () => {
     );
   });
 
+  it('owes back the charge of a granted turn that lapsed before it began, until the sweep settles it', async () => {
+    const { id, videoId } = await newProject();
+    await stack.commands.request_turn(id, {
+      op_id: 'turn_unstarted:request',
+      turn_id: 'turn_unstarted',
+      video_id: videoId,
+      key_id: 'key_1',
+      node_id: 'node_dead',
+    });
+    clock.advance(LEASE_MS + 1);
+    assert.deepEqual(await stack.commands.expire_turn(id, {}), { expired: true });
+    const owing = await stack.repositories.projects.withRefundsDue(100);
+    assert.deepEqual(
+      owing.filter((one) => one.id === id).map((one) => one.refunds_due),
+      [['turn_unstarted']],
+    );
+    const { events } = await stack.repositories.history.since(id, 0);
+    assert.equal(events.filter((event) => event.turn_id === 'turn_unstarted').length, 0, 'it never began');
+    assert.deepEqual(await stack.commands.refunds_settled(id, { turn_ids: ['turn_unstarted'] }), {
+      settled: 1,
+    });
+    assert.equal(
+      (await stack.repositories.projects.withRefundsDue(100)).some((one) => one.id === id),
+      false,
+    );
+    assert.equal((await stack.repositories.projects.get(id))!.refunds_due, undefined);
+  });
+
   it('fails the running turn when the project is deleted, and removes its documents', async () => {
     const { id, videoId } = await newProject();
     await addImage(id);
@@ -246,6 +274,7 @@ describe('project actor', () => {
     const answer = await stack.commands.delete_project(id, { op_id: newId('op') });
     unsubscribe();
     assert.equal(answer.deleted, true);
+    assert.deepEqual(answer.dropped, ['turn_del'], 'granted but never begun: its charge is owed back');
     assert.equal(answer.assets.length, 1);
     assert.deepEqual(
       heard.map((event) => [event.type, event.turn_id, event.data.status]),

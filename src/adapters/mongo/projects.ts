@@ -21,6 +21,8 @@ export async function createMongoProjects(db: Db): Promise<ProjectsRepository> {
     { key: { user_id: 1, updated_at: -1 }, name: 'by_user_recent' },
     // Sparse: only projects with a running turn have a lease, and only those are the sweeper's business.
     { key: { 'turn.lease_until': 1 }, name: 'by_lease_end', sparse: true },
+    // Sparse: the field exists only while refunds are owed (the actor removes it once they are settled).
+    { key: { refunds_due: 1 }, name: 'refunds_due', sparse: true },
   ]);
 
   return {
@@ -58,6 +60,14 @@ export async function createMongoProjects(db: Db): Promise<ProjectsRepository> {
         .limit(limit)
         .toArray();
       return docs.map((doc) => doc._id);
+    },
+    async withRefundsDue(limit) {
+      if (limit <= 0) return [];
+      const docs = await projects
+        .find({ refunds_due: { $exists: true } })
+        .limit(limit)
+        .toArray();
+      return docs.map((doc) => ({ id: doc._id, user_id: doc.user_id, refunds_due: doc.refunds_due ?? [] }));
     },
   };
 }

@@ -40,8 +40,9 @@ export const TurnCommands = {
     video_id: Type.String(),
     key_id: Type.String(),
     node_id: Type.String(),
+    seen_at: Type.Optional(Type.Number()),
   }),
-  turn_status: Type.Object({ turn_id: turnId }),
+  turn_status: Type.Object({ turn_id: turnId, seen_at: Type.Optional(Type.Number()) }),
   begin_turn: Type.Object({
     op_id: opId,
     turn_id: turnId,
@@ -69,7 +70,8 @@ export const TurnCommands = {
     data: Type.Record(Type.String(), Type.Unknown()),
     messages: Type.Array(message),
   }),
-  expire_turn: Type.Object({}),
+  /** `seen_at`: when the sweep saw the lease lapsed (see `expireIfDue`). */
+  expire_turn: Type.Object({ seen_at: Type.Optional(Type.Number()) }),
   /** The lease sweep refunded these dropped turns' charges. */
   refunds_settled: Type.Object({ turn_ids: Type.Array(Type.String()) }),
 };
@@ -109,10 +111,18 @@ const turnFailed = (turn: TurnTicket, error: string, status: number): EventDraft
  * Fails the running turn when its lease has ended and grants the next; answers the project as it is now.
  * (The failure is a turn event: committed under the lapsed turn's id.)
  */
-async function expireIfDue(context: ProjectContext, project: ProjectRecord): Promise<ProjectRecord> {
+async function expireIfDue(
+  context: ProjectContext,
+  project: ProjectRecord,
+  seenAt: number | undefined,
+): Promise<ProjectRecord> {
   const now = new Date(context.clock.now());
   const turn = project.turn;
-  if (!turn || turn.lease_until.getTime() > now.getTime()) return project;
+  // Judged at the time the command was sent: a partition stalled behind a dead node's message delivers it
+  // late, together with the renewals sent before it (which it follows in order). A turn renewed on time is
+  // never failed for the stall.
+  const judgedAt = Math.min(seenAt ?? now.getTime(), now.getTime());
+  if (!turn || turn.lease_until.getTime() > judgedAt) return project;
   context.logger.warn({ turn_id: turn.turn_id, node_id: turn.node_id }, 'turn lease lapsed; failing it');
   let next = grantNext({ ...project, turn: null }, now, context.ports.turnLeaseMs);
   // A turn that never began was charged (or is about to be) for nothing: its charge is owed back.
@@ -151,7 +161,7 @@ export const turnHandlers = {
     let project = await loadProject(context);
     const known = statusOf(project, command.turn_id);
     if (known.status !== 'gone' || replayed(project, context.opId)) return known;
-    project = await expireIfDue(context, project);
+    project = await expireIfDue(context, project, command.seen_at);
     // Full only when the turn would have to wait: TURN_QUEUE_MAX=0 still runs a turn on an idle project.
     const mustWait = project.turn !== null || project.queue.length > 0;
     if (mustWait && project.queue.length >= context.ports.turnQueueMax) return { status: 'full' };
@@ -169,7 +179,7 @@ export const turnHandlers = {
   },
 
   turn_status: async (context: ProjectContext, command: Msg<'turn_status'>): Promise<TurnStatus> => {
-    const project = await expireIfDue(context, await loadProject(context));
+    const project = await expireIfDue(context, await loadProject(context), command.seen_at);
     return statusOf(project, command.turn_id);
   },
 
@@ -256,9 +266,9 @@ export const turnHandlers = {
     return { settled: (project.refunds_due ?? []).length - left.length };
   },
 
-  expire_turn: async (context: ProjectContext) => {
+  expire_turn: async (context: ProjectContext, command: Msg<'expire_turn'>) => {
     const project = await loadProject(context);
-    const after = await expireIfDue(context, project);
+    const after = await expireIfDue(context, project, command.seen_at);
     return { expired: after.version !== project.version };
   },
 

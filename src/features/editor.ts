@@ -128,9 +128,10 @@ export function editorFeature(
         intervalMs: Math.max(200, Math.floor(config.turnLeaseMs / 10)),
         logger: log,
         run: async () => {
-          const lapsed = await projects.expiredLeases(new Date(clock.now()), LEASE_SWEEP_BATCH);
+          const seenAt = clock.now();
+          const lapsed = await projects.expiredLeases(new Date(seenAt), LEASE_SWEEP_BATCH);
           for (const projectId of lapsed) {
-            const { expired } = await commands.expire_turn(projectId, {});
+            const { expired } = await commands.expire_turn(projectId, { seen_at: seenAt });
             if (expired) turns.wake(projectId);
           }
           for (const owing of await projects.withRefundsDue(LEASE_SWEEP_BATCH)) {

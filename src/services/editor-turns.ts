@@ -69,7 +69,7 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
   async function waitForGrant(projectId: string, turnId: string): Promise<void> {
     let delay = 100;
     for (;;) {
-      const status = await commands.turn_status(projectId, { turn_id: turnId });
+      const status = await commands.turn_status(projectId, { turn_id: turnId, seen_at: deps.clock.now() });
       if (status.status === 'granted') return;
       if (status.status !== 'queued') {
         throw new AppError('unavailable', 'The turn was dropped before it ran; try again');
@@ -130,6 +130,7 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
       video_id: video.id,
       key_id: principal.keyId,
       node_id: deps.nodeId,
+      seen_at: deps.clock.now(),
     });
     if (place.status === 'full') {
       await discard(references.map((one) => one.result.media.id));

@@ -2,41 +2,18 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { resolveFfmpeg } from '../../src/adapters/media/ffmpeg-path.ts';
 import { adminClient, call, type ApiAnswer, type RunningService } from './service.ts';
+import type { ProjectEvent } from '../../src/ports/event-history.ts';
+import type { AssetView, ClipView } from '../../actors/index.ts';
 
 // A small client of the editor API (spec §4.7, CONTRACT §4.1) for end-to-end tests: plain HTTP, as users call it.
 
 const BASE = '/api/v1/media-studio/projects';
 export const EDITOR_SCOPES = ['video-editor:read', 'video-editor:write'];
 
-export interface EditorEvent {
-  type: string;
-  seq: number;
-  ts: string;
-  project_id: string;
-  video_id: string | null;
-  turn_id: string | null;
-  data: Record<string, unknown>;
-}
-
-export interface Clip {
-  id: string;
-  video_id: string;
-  track: string;
-  idx: number;
-  asset_id: string;
-  start_sec: number | null;
-  trim_start_sec: number;
-  duration_sec: number | null;
-  volume: number;
-}
-
-export interface Asset {
-  id: string;
-  kind: string;
-  source: string;
-  url: string;
-  metadata: Record<string, unknown>;
-}
+/** The wire shapes, from the service's own types (one source: a change there shows here). */
+export type EditorEvent = ProjectEvent;
+export type Clip = ClipView;
+export type Asset = Omit<AssetView, 'created_at'>;
 
 export interface InstructAnswer {
   assistant_text: string;

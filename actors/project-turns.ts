@@ -17,10 +17,11 @@ import {
 // next. A turn whose node stops renewing is failed once its lease ends, by whichever command or sweep comes
 // first (`turn_status`, `request_turn`, `expire_turn`), and the next turn is granted.
 //
-// If the process dies: between `request_turn` and `begin_turn`, the granted turn's lease lapses and it is
-// dropped (it emitted nothing yet, so it leaves without an event); between
-// `begin_turn` and `finish_turn`, the same; a queued turn whose node died is granted in its turn and lapses
-// likewise. Every step is one commit (project-commit.ts), so a crash inside a handler changes nothing.
+// If the runner's process dies: between `request_turn` and `begin_turn`, the granted turn's lease lapses and
+// it is dropped (it emitted nothing, so it leaves without an event, and its charge is owed back:
+// `refunds_due`); between `begin_turn` and `finish_turn`, it is failed (`turn.failed`, status 500; its charge
+// stays); a queued turn whose node died is granted in its turn and dropped likewise. Every step is one commit
+// (project-commit.ts), so a crash inside a handler changes nothing.
 
 const opId = Type.String({ minLength: 1, maxLength: 200 });
 const turnId = Type.String({ minLength: 1, maxLength: 100 });

@@ -16,7 +16,8 @@ import type { TurnMedia } from './turn-media.ts';
 import { TurnAborted, TurnLost, TurnSession, type TurnEventDraft } from './turn-session.ts';
 import { createTurnTools, type TurnResults } from './turn-tools.ts';
 import { refundDroppedTurn, turnChargeOpId } from './turn-refunds.ts';
-import { INBOUND_IMAGE_MAX_BYTES } from './inbound-images.ts';
+import { createTurnReferences, type TurnReference } from './turn-references.ts';
+import { createTurnWaiters } from './turn-waiters.ts';
 
 export interface EditorTurnsDeps {
   commands: ProjectCommands;
@@ -46,8 +47,6 @@ export interface InstructRequest {
 
 /** How many earlier messages of the thread an agent reads. */
 const HISTORY_MESSAGES = 20;
-/** A queued turn looks at its place this often at most (a local finish wakes it at once). */
-const QUEUE_POLL_MAX_MS = 1000;
 
 /**
  * Agent turns (spec §4.7, CONTRACT §4.1): one call of instruct is one turn, run in this order — reference
@@ -59,57 +58,8 @@ const QUEUE_POLL_MAX_MS = 1000;
  */
 export function createEditorTurns(deps: EditorTurnsDeps) {
   const { commands, logger } = deps;
-  const waiting = new Map<string, Set<() => void>>();
-
-  /** Wakes this node's turns queued on `projectId` (another turn there just ended). */
-  function wake(projectId: string) {
-    for (const resume of waiting.get(projectId) ?? []) resume();
-  }
-
-  async function waitForGrant(projectId: string, turnId: string): Promise<void> {
-    let delay = 100;
-    for (;;) {
-      const status = await commands.turn_status(projectId, { turn_id: turnId, seen_at: deps.clock.now() });
-      if (status.status === 'granted') return;
-      if (status.status !== 'queued') {
-        throw new AppError('unavailable', 'The turn was dropped before it ran; try again');
-      }
-      await new Promise<void>((resolve) => {
-        let set = waiting.get(projectId);
-        if (!set) waiting.set(projectId, (set = new Set()));
-        const resume = () => {
-          clearTimeout(timer);
-          set.delete(resume);
-          if (set.size === 0) waiting.delete(projectId);
-          resolve();
-        };
-        const timer = setTimeout(resume, delay);
-        set.add(resume);
-      });
-      delay = Math.min(delay * 2, QUEUE_POLL_MAX_MS);
-    }
-  }
-
-  /** Fetches and probes the turn's reference images; nothing is charged yet. */
-  async function fetchReferences(urls: string[]) {
-    const taken = [];
-    try {
-      for (const [index, url] of urls.entries()) {
-        const field = `image_urls[${index}]`;
-        const result = await deps.intake.fromUrl(url, { maxBytes: INBOUND_IMAGE_MAX_BYTES, field });
-        taken.push({ url, result, placed: false });
-        if (result.probed.kind !== 'image') throw new AppError('bad_request', `${field} is not an image`);
-      }
-      return taken;
-    } catch (error) {
-      await discard(taken.map((one) => one.result.media.id));
-      throw error;
-    }
-  }
-
-  async function discard(mediaIds: string[]) {
-    await Promise.all(mediaIds.map((id) => deps.store.delete(id).catch(() => undefined)));
-  }
+  const waiters = createTurnWaiters(commands, deps.clock);
+  const referenceImages = createTurnReferences({ intake: deps.intake, store: deps.store });
 
   /** One instruct call: checks → queue → charge → wait → run → answer. */
   async function instruct(principal: KeyPrincipal, project: ProjectRecord, body: InstructRequest) {
@@ -121,7 +71,7 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
     const balance = await deps.balanceOf(principal.userId);
     if (balance < TURN_CREDITS) throw insufficient(TURN_CREDITS, balance);
 
-    const references = await fetchReferences(body.image_urls);
+    const references = await referenceImages.fetch(body.image_urls);
     const turnId = newId('turn', 16);
     const log = logger.child({ turn_id: turnId, project_id: project.id });
     const place = await commands.request_turn(project.id, {
@@ -133,7 +83,7 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
       seen_at: deps.clock.now(),
     });
     if (place.status === 'full') {
-      await discard(references.map((one) => one.result.media.id));
+      await referenceImages.discard(references);
       throw new AppError(
         'rate_limited',
         'Too many turns are waiting for this project',
@@ -149,17 +99,17 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
     });
     if (!charge.ok) {
       await finish(project.id, turnId, 'withdrawn', {}, [], []).catch(() => undefined);
-      await discard(references.map((one) => one.result.media.id));
+      await referenceImages.discard(references);
       throw insufficient(charge.credits_required, charge.credits_remaining);
     }
     log.info({ queued: place.status === 'queued' }, 'turn charged');
     try {
-      if (place.status !== 'granted') await waitForGrant(project.id, turnId);
+      if (place.status !== 'granted') await waiters.waitForGrant(project.id, turnId);
     } catch (error) {
       // Dropped before it ran (its project was deleted, it lost its place): nothing ran, nothing is kept.
       await finish(project.id, turnId, 'withdrawn', {}, [], []).catch(() => undefined);
       await refundDroppedTurn(deps.credits, principal.userId, turnId);
-      await discard(references.map((one) => one.result.media.id));
+      await referenceImages.discard(references);
       throw error;
     }
     const session = new TurnSession(commands, principal, project.id, video.id, turnId);
@@ -182,16 +132,11 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
       return await run(session, body, references, log);
     } finally {
       clearInterval(renewal);
-      wake(project.id);
+      waiters.wake(project.id);
     }
   }
 
-  async function run(
-    session: TurnSession,
-    body: InstructRequest,
-    references: Awaited<ReturnType<typeof fetchReferences>>,
-    log: Logger,
-  ) {
+  async function run(session: TurnSession, body: InstructRequest, references: TurnReference[], log: Logger) {
     const { projectId, turnId, videoId } = session;
     const startedAt = new Date(deps.clock.now()).toISOString();
     const instruction = body.instruction ?? '';
@@ -217,7 +162,8 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
           image_urls: body.image_urls,
         }),
       );
-      const referenceAssets = await addReferences(session, references, results);
+      const referenceAssets = await referenceImages.place(session, references);
+      results.assets_created.push(...referenceAssets);
       const project = await deps.projects.get(projectId);
       if (!project) throw new TurnLost();
       const video = project.videos.find((one) => one.id === videoId)!;
@@ -267,7 +213,7 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
     } catch (error) {
       controller.abort();
       // Reference images that never became assets belong to nothing: their files go.
-      await discard(references.filter((one) => !one.placed).map((one) => one.result.media.id));
+      await referenceImages.discard(references);
       throw await failed(session, error, userMessage, log);
     } finally {
       session.close();
@@ -313,37 +259,6 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
     return answerError;
   }
 
-  async function addReferences(
-    session: TurnSession,
-    references: Awaited<ReturnType<typeof fetchReferences>>,
-    results: TurnResults,
-  ) {
-    const added = [];
-    for (const reference of references) {
-      const { url, result } = reference;
-      const answer = await session.run((before) =>
-        commands.add_asset(session.projectId, {
-          op_id: session.nextOpId('reference'),
-          turn_id: session.turnId,
-          before_events: before,
-          asset: {
-            id: newId('va', 16),
-            user_id: session.principal.userId,
-            kind: result.probed.kind,
-            source: 'import',
-            media_id: result.media.id,
-            content_type: result.probed.contentType,
-            metadata: metadataOf(result.probed, { source_url: url }),
-          },
-        }),
-      );
-      reference.placed = true;
-      results.assets_created.push(answer.asset);
-      added.push(answer.asset);
-    }
-    return added;
-  }
-
   function finish(
     projectId: string,
     turnId: string,
@@ -380,23 +295,10 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
     return kept.events.filter((event) => event.turn_id === session.turnId);
   }
 
-  return { instruct, wake };
+  return { instruct, wake: waiters.wake };
 }
 
 export type EditorTurns = ReturnType<typeof createEditorTurns>;
-
-/** The asset metadata a probe gives (CONTRACT §4.1: `duration_sec` / `width` / `height` where they apply). */
-export function metadataOf(
-  probed: { duration_sec?: number; width?: number; height?: number },
-  extra: Record<string, unknown> = {},
-): Record<string, unknown> {
-  return {
-    ...extra,
-    ...(probed.duration_sec !== undefined ? { duration_sec: probed.duration_sec } : {}),
-    ...(probed.width !== undefined ? { width: probed.width } : {}),
-    ...(probed.height !== undefined ? { height: probed.height } : {}),
-  };
-}
 
 function answer(text: string, results: TurnResults, events: ProjectEvent[]) {
   return {

@@ -24,7 +24,7 @@ import type { IntakeResult, MediaIntake } from '../ports/media-intake.ts';
 import type { MediaStore } from '../ports/media-store.ts';
 import type { ProjectRecord, ProjectsRepository } from '../ports/projects-repository.ts';
 import type { ThreadRepository } from '../ports/thread-repository.ts';
-import { metadataOf } from './editor-turns.ts';
+import { metadataOf } from './turn-references.ts';
 import { refundDroppedTurn } from './turn-refunds.ts';
 
 export interface EditorServiceDeps {

@@ -32,6 +32,7 @@ import { createFileAuditSink } from '../adapters/audit/index.ts';
 import { createFsMediaStore, createGridFsMediaStore } from '../adapters/storage/index.ts';
 import { connectNats, type NatsLink } from '../adapters/nats/connect.ts';
 import { createJetStreamTransport } from '../adapters/nats/actor-transport.ts';
+import { createNatsEventBus } from '../adapters/nats/event-bus.ts';
 import {
   createActorSystem,
   createInProcessEventBus,
@@ -144,7 +145,10 @@ export async function startPlatform(
       history,
     };
     const mediaUrl = (mediaId: string) => ownMediaPrefix(base.baseUrl) + mediaId;
-    const events = createInProcessEventBus({ logger: log });
+    // Project events reach every node's subscribers: over NATS subjects in cluster mode (DESIGN.md §2).
+    const events = nats
+      ? createNatsEventBus({ connection: nats.connection, logger: log })
+      : createInProcessEventBus({ logger: log });
 
     const auditSink: AuditSink =
       config.auditSink === 'file'

@@ -37,3 +37,19 @@ export function derivedMediaId(seed: string, extension: string): string {
   }
   return `med_${id}.${ext}`;
 }
+
+/** The extension a stored file gets by its content type (what the bytes were judged to be), else `bin`. */
+const EXTENSIONS: Readonly<Record<string, string>> = {
+  'image/png': 'png',
+  'image/jpeg': 'jpg',
+  'image/webp': 'webp',
+  'image/gif': 'gif',
+  'video/mp4': 'mp4',
+  'video/quicktime': 'mov',
+  'audio/mpeg': 'mp3',
+  'audio/wav': 'wav',
+  'audio/aac': 'aac',
+  'audio/mp4': 'm4a',
+};
+
+export const extensionFor = (contentType: string): string => EXTENSIONS[contentType] ?? 'bin';

@@ -196,7 +196,7 @@ function readBody(res: uws.HttpResponse, headers: Record<string, string>, limit:
   });
   let taken = false;
   /** The body, at most `max` bytes, for its one reader. */
-  function take(max: number): Readable {
+  function take(max: number): AsyncGenerator<Buffer> {
     if (taken) throw new Error('the request body was already read');
     taken = true;
     if (Number.isFinite(declared) && declared > max) {
@@ -204,27 +204,25 @@ function readBody(res: uws.HttpResponse, headers: Record<string, string>, limit:
       throw tooLarge(max);
     }
     let size = 0;
-    return Readable.from(
-      (async function* limited() {
-        for await (const chunk of source as AsyncIterable<Buffer>) {
-          size += chunk.length;
-          if (size > max) {
-            source.destroy();
-            throw tooLarge(max);
-          }
-          yield chunk;
+    return (async function* limited() {
+      for await (const chunk of source as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        if (size > max) {
+          source.destroy();
+          throw tooLarge(max);
         }
-      })(),
-      { objectMode: false },
-    );
+        yield chunk;
+      }
+    })();
   }
   return {
     async read() {
       const chunks: Buffer[] = [];
-      for await (const chunk of take(limit) as AsyncIterable<Buffer>) chunks.push(chunk);
+      for await (const chunk of take(limit)) chunks.push(chunk);
       return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
     },
-    stream: (max) => take(max),
+    // Uploads read it as a stream; JSON bodies (`read`) skip that wrapper.
+    stream: (max) => Readable.from(take(max), { objectMode: false }),
     complete: () => complete,
     release,
     abort: () => {

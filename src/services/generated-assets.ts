@@ -1,16 +1,9 @@
 import type { ProjectCommands } from '../../actors/index.ts';
 import { AppError } from '../domain/errors.ts';
-import { derivedMediaId } from '../domain/media-id.ts';
+import { derivedMediaId, extensionFor } from '../domain/media-id.ts';
 import type { JobRecord } from '../ports/jobs-repository.ts';
 import type { MediaStore } from '../ports/media-store.ts';
 import type { TurnEventDraft } from './turn-session.ts';
-
-const EXTENSIONS: Readonly<Record<string, string>> = {
-  'video/mp4': 'mp4',
-  'image/png': 'png',
-  'image/jpeg': 'jpg',
-  'image/webp': 'webp',
-};
 
 /** The asset id a job's media get: one job, one asset, however often it is added. */
 export const generatedAssetId = (jobId: string) => `va_${jobId.replace(/^job_/, '')}`;
@@ -31,7 +24,7 @@ export function createGeneratedAssets(deps: { store: MediaStore; commands: Proje
       if (!origin || job.status !== 'completed' || !source) return null;
       const stored = await deps.store.stat(source);
       if (!stored) return null;
-      const mediaId = derivedMediaId(`asset:${job.id}`, EXTENSIONS[stored.contentType] ?? 'bin');
+      const mediaId = derivedMediaId(`asset:${job.id}`, extensionFor(stored.contentType));
       if (!(await deps.store.stat(mediaId))) {
         // The turn and the job's completion hook may copy at once: the loser finds the winner's file.
         await deps.store

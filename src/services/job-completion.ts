@@ -3,6 +3,7 @@ import type { UserCredits } from '../../actors/index.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { PollVerdict } from '../ports/work-scheduler.ts';
 import { settleRefund } from './job-refunds.ts';
+import { extensionFor } from '../domain/media-id.ts';
 import type { MediaProvider, ProviderOutput } from '../ports/media-provider.ts';
 import type { MediaStore } from '../ports/media-store.ts';
 import type { JobOutcome, JobRecord, JobsRepository } from '../ports/jobs-repository.ts';
@@ -19,13 +20,6 @@ export interface JobCompletionDeps {
   /** Told once of each job a poll made `completed` or, through its confirmed refund, `failed` (webhooks hook in). */
   onFinished?(job: JobRecord): void;
 }
-
-const EXTENSIONS: Readonly<Record<string, string>> = {
-  'video/mp4': 'mp4',
-  'image/png': 'png',
-  'image/jpeg': 'jpg',
-  'image/webp': 'webp',
-};
 
 /** Largest single output we copy from a provider. */
 const OUTPUT_MAX_BYTES = 1024 * 1024 * 1024;
@@ -64,7 +58,7 @@ export function createJobCompletion(deps: JobCompletionDeps) {
     try {
       for (const output of outputs) {
         const contentType = output.contentType.split(';')[0]!.trim().toLowerCase();
-        const id = deps.newMediaId(EXTENSIONS[contentType] ?? 'bin');
+        const id = deps.newMediaId(extensionFor(contentType));
         await deps.store.put(id, await output.open(), contentType, { maxBytes: OUTPUT_MAX_BYTES });
         ids.push(id);
       }

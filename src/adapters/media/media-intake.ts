@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { AppError } from '../../domain/errors.ts';
+import { extensionFor } from '../../domain/media-id.ts';
 import type { IntakeResult, MediaIntake } from '../../ports/media-intake.ts';
 import type { MediaStore } from '../../ports/media-store.ts';
 import { FetchRefused } from '../net/fetch-refused.ts';
@@ -37,19 +38,6 @@ export interface MediaIntakeDeps {
   probeTimeoutMs?: number;
 }
 
-/** The extension of a stored copy, by the probed content type (the probe knows no other types). */
-const EXTENSIONS: Readonly<Record<string, string>> = {
-  'image/png': 'png',
-  'image/jpeg': 'jpg',
-  'image/webp': 'webp',
-  'video/mp4': 'mp4',
-  'video/quicktime': 'mov',
-  'audio/mpeg': 'mp3',
-  'audio/wav': 'wav',
-  'audio/aac': 'aac',
-  'audio/mp4': 'm4a',
-};
-
 /** The `MediaIntake` port over a media store, ffprobe/ffmpeg and the guarded fetch. */
 export function createMediaIntake(deps: MediaIntakeDeps): MediaIntake {
   const probeOptions = {
@@ -75,7 +63,7 @@ export function createMediaIntake(deps: MediaIntakeDeps): MediaIntake {
     return withScratch(async (file) => {
       await pipeline(source, new IntakeMeter(options.maxBytes), privateFile(file));
       const probed = await probeFile(file, probeOptions);
-      const id = deps.newMediaId(EXTENSIONS[probed.contentType]!);
+      const id = deps.newMediaId(extensionFor(probed.contentType));
       const media = await deps.store.put(id, createReadStream(file), probed.contentType);
       return { media, probed };
     });

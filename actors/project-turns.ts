@@ -1,6 +1,7 @@
 import Type, { type Static } from 'typebox';
 import type { ProjectRecord, RunningTurn, TurnTicket } from '../src/ports/projects-repository.ts';
 import type { MessageRecord } from '../src/ports/thread-repository.ts';
+import type { ProjectEvent } from '../src/ports/event-history.ts';
 import { BeforeEvents } from './project-edits.ts';
 import {
   commit,
@@ -278,11 +279,13 @@ export const turnHandlers = {
     const project = await context.ports.projects.get(context.key);
     if (!project) return { deleted: true as const, dropped: [], assets: [] };
     const { turn } = project;
+    let lastSeq = project.seq;
     if (turn) {
-      await commitAs(context, project, turn.turn_id, {
+      const failed = await commitAs(context, project, turn.turn_id, {
         next: { ...project, turn: null, queue: [] },
         events: [turnFailed(turn, 'The project was deleted', 404)],
       });
+      lastSeq += failed.events.length;
     }
     // Turns that never began were charged for nothing: the caller refunds them (the project is gone).
     const dropped = [
@@ -294,6 +297,16 @@ export const turnHandlers = {
     await ports.projects.delete(project.id);
     const assets = await ports.assets.deleteByProject(project.id);
     await Promise.all([ports.thread.deleteByProject(project.id), ports.history.deleteProject(project.id)]);
+    // Told to every node's sockets (they close with 1000), not kept: the history is gone with the project.
+    context.emit({
+      type: 'project.deleted',
+      seq: lastSeq + 1,
+      ts: new Date(context.clock.now()).toISOString(),
+      project_id: project.id,
+      video_id: null,
+      turn_id: null,
+      data: { project_id: project.id },
+    } satisfies ProjectEvent);
     return {
       deleted: true as const,
       dropped,

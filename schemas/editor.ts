@@ -236,3 +236,15 @@ export const MessageSchema = Type.Object({
   turn_id: Type.String(),
   created_at: Type.String({ format: 'date-time' }),
 });
+
+/** The events WebSocket's query (CONTRACT §4; the key's `access_token` is taken out before this is checked). */
+export const EventsQuery = Type.Object({
+  video_id: Type.Optional(Type.String({ maxLength: 100 })),
+  since: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: Number.MAX_SAFE_INTEGER,
+      errorMessage: 'since must be an event seq (an integer ≥ 0)',
+    }),
+  ),
+});

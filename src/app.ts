@@ -16,6 +16,7 @@ import { webhooksFeature } from './features/webhooks.ts';
 import { jobsFeature } from './features/jobs.ts';
 import { metaFeature } from './features/meta.ts';
 import { editorFeature } from './features/editor.ts';
+import { eventsFeature } from './features/events.ts';
 import type { JobRecord } from './ports/jobs-repository.ts';
 
 /** Parts a test may replace (DESIGN.md §5: fakes go through the same factory). */
@@ -58,8 +59,12 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
     maxBodyBytes: config.tuning.maxBodyBytes,
     log,
   });
-  // Stops accepting, lets in-flight requests finish (bounded); runs before anything they may need is closed.
+  const features: Feature[] = [];
+  // Tells clients first (sockets: reconnect elsewhere), then stops accepting and lets in-flight requests
+  // finish (bounded), before anything they may need is closed.
   const shutdown = async (graceMs: number) => {
+    for (const feature of features)
+      await feature.drain?.().catch((error: unknown) => log.error({ err: error }, 'drain failed'));
     await server.close(graceMs);
     await closeInReverse(closers, log);
   };
@@ -69,7 +74,6 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
 
     const platform = await startPlatform(config, { clock, log, metrics, baseUrl });
     closers.push(() => platform.close());
-    const features: Feature[] = [];
     // A feature's stop is registered as soon as it exists: a start-up that fails later still releases what
     // the feature built (its scheduler, its provider), and `stop` is safe on a feature that never started.
     const wired = <F extends Feature>(feature: F): F => {
@@ -89,6 +93,7 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
     const editor = wired(editorFeature(config, platform, jobs.service));
     editorJobFinished = (job) => editor.jobFinished(job);
     webhooks.alsoTell((job) => editor.addDelivered(job));
+    wired(eventsFeature(config, platform, server));
     const router = new Router();
     wired(metaFeature(config, platform, () => router.routes));
     for (const route of features.flatMap((feature) => feature.routes)) router.add(route);

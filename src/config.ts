@@ -77,6 +77,8 @@ export const EnvSchema = Type.Object({
   TURN_LEASE_MS: Int({ minimum: 1000, default: 30_000 }),
   TURN_QUEUE_MAX: Int({ minimum: 0, default: 10 }),
   UPLOAD_MAX_BYTES: Int({ minimum: 1, default: 209_715_200 }),
+  WS_ALLOWED_ORIGINS: Text(),
+  WS_RECHECK_MS: Int({ minimum: 100, default: 15_000 }),
 });
 
 export type Env = Static<typeof EnvSchema>;
@@ -136,6 +138,10 @@ export interface Config {
   turnQueueMax: number;
   /** Largest asset upload or import (`UPLOAD_MAX_BYTES`). */
   uploadMaxBytes: number;
+  /** Origins whose pages may open the events WebSocket (`WS_ALLOWED_ORIGINS`; default: PUBLIC_BASE_URL's). */
+  wsAllowedOrigins: string[] | undefined;
+  /** How often open events sockets' keys and projects are checked again (`WS_RECHECK_MS`). */
+  wsRecheckMs: number;
   /** Fixed tuning (not environment variables): measured choices, kept here so every setting is in one place. */
   tuning: Tuning;
 }
@@ -167,6 +173,21 @@ export interface Tuning {
   turnJobCheckMs: number;
   /** How often a turn waiting for its job announces `media.progress`. */
   mediaProgressIntervalMs: number;
+  /**
+   * Bytes an events socket may have waiting to be sent before it is closed (1013): a client this far behind
+   * reconnects with `since=` faster than it would catch up, and a node's memory stays bounded.
+   */
+  socketMaxBufferedBytes: number;
+  /** How often sockets' buffered bytes are looked at (a few µs for a thousand sockets). */
+  socketBackpressureCheckMs: number;
+  /** Idle seconds before uWS pings a socket: below the 60 s idle time-out of common proxies. */
+  socketIdleTimeoutSec: number;
+  /** Newest events a node keeps in memory per watched project, so reconnecting clients skip the history. */
+  eventWindowSize: number;
+  /** Cluster mode: MF_EVENTS keeps a project's events this long… */
+  eventStreamMaxAgeMs: number;
+  /** …and at most this many per project (older replays are read from MongoDB). */
+  eventStreamMaxPerProject: number;
 }
 
 const TUNING: Readonly<Tuning> = {
@@ -181,6 +202,12 @@ const TUNING: Readonly<Tuning> = {
   webhookMinAckWaitMs: 30_000,
   turnJobCheckMs: 500,
   mediaProgressIntervalMs: 2000,
+  socketMaxBufferedBytes: 1024 * 1024,
+  socketBackpressureCheckMs: 50,
+  socketIdleTimeoutSec: 32,
+  eventWindowSize: 1000,
+  eventStreamMaxAgeMs: 3_600_000,
+  eventStreamMaxPerProject: 1000,
 };
 
 /** A configuration problem, reported to the operator as one line. */
@@ -292,6 +319,10 @@ function toConfig(env: Env): Config {
     llmApiKey: env.LLM_API_KEY,
     turnLeaseMs: env.TURN_LEASE_MS,
     turnQueueMax: env.TURN_QUEUE_MAX,
+    wsAllowedOrigins: env.WS_ALLOWED_ORIGINS?.split(',')
+      .map((origin) => origin.trim().replace(/\/+$/, ''))
+      .filter(Boolean),
+    wsRecheckMs: env.WS_RECHECK_MS,
     uploadMaxBytes: env.UPLOAD_MAX_BYTES,
     tuning: { ...TUNING },
   };

@@ -11,6 +11,7 @@ export const ERROR_STATUS = {
   payload_too_large: 413,
   unsupported_media: 415,
   unprocessable: 422,
+  upgrade_required: 426,
   rate_limited: 429,
   internal: 500,
   bad_gateway: 502,

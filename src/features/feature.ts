@@ -8,5 +8,10 @@ import type { RouteDefinition } from '../http/route.ts';
 export interface Feature {
   routes: readonly RouteDefinition[];
   start(): Promise<void>;
+  /**
+   * Runs first on shutdown, while the front still serves: what clients must hear before the node goes (events
+   * sockets are told to reconnect elsewhere).
+   */
+  drain?(): Promise<void>;
   stop(): Promise<void>;
 }

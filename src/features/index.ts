@@ -1,5 +1,6 @@
 export * from './accounts.ts';
 export * from './editor.ts';
+export * from './events.ts';
 export * from './feature.ts';
 export * from './jobs.ts';
 export * from './meta.ts';

@@ -33,6 +33,7 @@ import { createFsMediaStore, createGridFsMediaStore } from '../adapters/storage/
 import { connectNats, type NatsLink } from '../adapters/nats/connect.ts';
 import { createJetStreamTransport } from '../adapters/nats/actor-transport.ts';
 import { createNatsEventBus } from '../adapters/nats/event-bus.ts';
+import { createJetStreamEventHistory, ensureEventsStream } from '../adapters/nats/index.ts';
 import {
   createActorSystem,
   createInProcessEventBus,
@@ -83,6 +84,11 @@ export interface Platform {
   projects: ProjectCommands;
   /** Where actors' events go (project events: `project.<id>`). */
   events: EventBus;
+  /**
+   * Where sockets replay project events from: JetStream's MF_EVENTS in cluster mode (any node, no MongoDB read
+   * when it holds them), backed by the MongoDB history it falls back to; the MongoDB history otherwise.
+   */
+  replay: EventHistory;
   /** The public URL of a stored file. */
   mediaUrl(mediaId: string): string;
   /** Stops the actors, flushes the audit log and closes the connections (and the embedded database). */
@@ -149,6 +155,16 @@ export async function startPlatform(
     const events = nats
       ? createNatsEventBus({ connection: nats.connection, logger: log })
       : createInProcessEventBus({ logger: log });
+    if (nats) {
+      await ensureEventsStream(nats.connection, {
+        replicas: config.natsReplicas,
+        maxAgeMs: config.tuning.eventStreamMaxAgeMs,
+        maxPerProject: config.tuning.eventStreamMaxPerProject,
+      });
+    }
+    const replay = nats
+      ? createJetStreamEventHistory({ connection: nats.connection, durable: history, logger: log })
+      : history;
 
     const auditSink: AuditSink =
       config.auditSink === 'file'
@@ -202,6 +218,7 @@ export async function startPlatform(
       credits: userCredits(actors),
       projects: projectCommands(actors),
       events,
+      replay,
       mediaUrl,
       close,
     };

@@ -7,6 +7,7 @@ import type { AuditLog } from '../services/audit-log.ts';
 import type { Authenticator } from '../services/authenticator.ts';
 import {
   ClientGoneError,
+  SocketUpgrade,
   StreamedBody,
   type IncomingRequest,
   type OutgoingResponse,
@@ -281,7 +282,7 @@ class Exchange implements RequestContext {
       headers['x-ratelimit-reset'] = String(limit.resetAt);
     }
     const body =
-      result.body instanceof StreamedBody
+      result.body instanceof StreamedBody || result.body instanceof SocketUpgrade
         ? result.body
         : result.body instanceof RawText
           ? result.body.text

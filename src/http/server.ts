@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { AppError } from '../domain/errors.ts';
 import {
   ClientGoneError,
+  SocketUpgrade,
   StreamedBody,
   type IncomingRequest,
   type OutgoingResponse,
@@ -16,6 +17,10 @@ export interface HttpServer {
   port: number;
   /** Hands every request from now on to `handle` (until then: 503 `Service starting`). */
   serve(handle: RequestHandler): void;
+  /** Serves a WebSocket route (its handshake runs through the request handler like any request). */
+  sockets<T>(pattern: string, behavior: SocketBehavior<T>): void;
+  /** Sends a text message to every socket subscribed to `topic` (uWS pub/sub); false when none is. */
+  publish(topic: string, message: string): boolean;
   /** Stops accepting connections, waits (bounded) for in-flight requests, then closes every socket. */
   close(graceMs: number): Promise<void>;
   readonly inFlight: number;
@@ -23,6 +28,22 @@ export interface HttpServer {
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const decoder = new TextDecoder();
+
+/** What a WebSocket route does once its handshake was accepted. */
+export interface SocketBehavior<T> {
+  /** Larger client messages close the socket (1009). */
+  maxPayloadLength: number;
+  /** Seconds without traffic before uWS pings, then closes, a socket (keeps idle sockets alive through proxies). */
+  idleTimeoutSec: number;
+  open(ws: uws.WebSocket<T>): void;
+  close(ws: uws.WebSocket<T>, code: number): void;
+}
+
+const NOT_AN_UPGRADE: OutgoingResponse = {
+  status: 426,
+  headers: { 'content-type': 'application/json; charset=utf-8', upgrade: 'websocket' },
+  body: '{"error":"This route is a WebSocket: connect with a WebSocket client"}',
+};
 
 /** Answers every request while the service is still being wired (readiness: not yet). */
 const starting: RequestHandler = async () => ({
@@ -48,29 +69,13 @@ export function startHttpServer(options: {
   let inFlight = 0;
   let idle: (() => void) | undefined;
 
+  const settle = () => {
+    inFlight--;
+    if (inFlight === 0) idle?.();
+  };
+
   app.any('/*', (res, req) => {
-    // Everything from `req` is copied now: it is invalid after this function returns.
-    const headers: Record<string, string> = {};
-    req.forEach((key, value) => {
-      headers[key] = key in headers ? `${headers[key]}, ${value}` : value;
-    });
-    const method = req.getCaseSensitiveMethod().toUpperCase();
-    const path = req.getUrl();
-    const rawQuery = req.getQuery() ?? '';
-    const remoteAddress = decoder.decode(res.getRemoteAddressAsText());
-    const body = METHODS_WITH_BODY.has(method) ? readBody(res, headers, maxBodyBytes) : emptyBody;
-    // A plain property, not a getter: an object literal with a per-request accessor closure gets a hidden
-    // class of its own every time, which V8 keeps, and garbage collection pauses grew to several ms.
-    const request: IncomingRequest & { aborted: boolean } = {
-      method,
-      path,
-      rawQuery,
-      headers,
-      remoteAddress,
-      body: body.read,
-      bodyStream: body.stream,
-      aborted: false,
-    };
+    const { request, body } = copyRequest(res, req, maxBodyBytes);
     let stopStreaming: (() => void) | undefined;
     res.onAborted(() => {
       request.aborted = true;
@@ -79,17 +84,19 @@ export function startHttpServer(options: {
     });
     inFlight++;
     handle(request)
-      .then((response): Promise<void> | void => {
+      .then((answer): Promise<void> | void => {
+        // A socket route reached without a WebSocket handshake (uWS hands those to `any`).
+        const response = answer.body instanceof SocketUpgrade ? NOT_AN_UPGRADE : answer;
         const streamed = response.body instanceof StreamedBody ? response.body : undefined;
-        const head = method === 'HEAD';
+        const head = request.method === 'HEAD';
         if (streamed && (request.aborted || head)) streamed.stream.destroy();
         if (request.aborted) return;
         body.release();
         // An answer given before the body arrived (401, 413, ...) leaves bytes on the wire: close after it.
-        const answer = body.complete() ? response : { ...response, closeConnection: true };
-        if (!streamed || head) return write(res, answer, head);
+        const complete = body.complete() ? response : { ...response, closeConnection: true };
+        if (!streamed || head) return write(res, complete, head);
         // Counted in flight until the last byte is written, so a graceful close waits for downloads too.
-        const streaming = streamBody(res, answer, streamed, log);
+        const streaming = streamBody(res, complete, streamed, log);
         stopStreaming = streaming.abort;
         return streaming.done;
       })
@@ -99,11 +106,56 @@ export function startHttpServer(options: {
         body.release();
         write(res, { status: 500, headers: {}, body: '{"error":"Internal server error"}' });
       })
-      .finally(() => {
-        inFlight--;
-        if (inFlight === 0) idle?.();
-      });
+      .finally(settle);
   });
+
+  /**
+   * A WebSocket route: the handshake goes through the same pipeline as every request (authentication, limits,
+   * the route's checks, audit); a route that accepts answers `SocketUpgrade`, anything else is written as an
+   * HTTP answer and the connection closed.
+   */
+  function sockets<T>(pattern: string, behavior: SocketBehavior<T>): void {
+    app.ws<T>(pattern, {
+      maxPayloadLength: behavior.maxPayloadLength,
+      idleTimeout: behavior.idleTimeoutSec,
+      sendPingsAutomatically: true,
+      // No limit of uWS's own: past it uWS silently drops messages, and even the close frame. The owner
+      // enforces its limit by closing a slow socket while its close frame still fits (events-socket.ts).
+      maxBackpressure: 0,
+      upgrade: (res, req, context) => {
+        const key = req.getHeader('sec-websocket-key');
+        const protocol = req.getHeader('sec-websocket-protocol');
+        const extensions = req.getHeader('sec-websocket-extensions');
+        const { request } = copyRequest(res, req, 0);
+        moveAccessToken(request);
+        res.onAborted(() => {
+          request.aborted = true;
+        });
+        inFlight++;
+        handle(request)
+          .then((response) => {
+            if (request.aborted) return;
+            const accepted = response.body instanceof SocketUpgrade ? response.body : undefined;
+            if (!accepted) return write(res, { ...response, closeConnection: true });
+            res.cork(() => res.upgrade(accepted.data as T, key, protocol, extensions, context));
+          })
+          .catch((error: unknown) => {
+            log.error({ err: error }, 'socket handshake failed outside the pipeline');
+            if (request.aborted) return;
+            write(res, {
+              status: 500,
+              headers: {},
+              body: '{"error":"Internal server error"}',
+              closeConnection: true,
+            });
+          })
+          .finally(settle);
+      },
+      open: (ws) => behavior.open(ws),
+      message: () => undefined, // the stream is one-way; clients' messages are ignored
+      close: (ws, code) => behavior.close(ws, code),
+    });
+  }
 
   return new Promise((resolve, reject) => {
     app.listen(options.host, options.port, (token) => {
@@ -113,6 +165,8 @@ export function startHttpServer(options: {
         serve(next) {
           handle = next;
         },
+        sockets,
+        publish: (topic, message) => app.publish(topic, message),
         port,
         get inFlight() {
           return inFlight;
@@ -133,6 +187,43 @@ export function startHttpServer(options: {
       });
     });
   });
+}
+
+/** Copies everything from `req` now: it is invalid once the uWS handler returns (DESIGN.md §4). */
+function copyRequest(res: uws.HttpResponse, req: uws.HttpRequest, maxBodyBytes: number) {
+  const headers: Record<string, string> = {};
+  req.forEach((key, value) => {
+    headers[key] = key in headers ? `${headers[key]}, ${value}` : value;
+  });
+  const method = req.getCaseSensitiveMethod().toUpperCase();
+  const body = METHODS_WITH_BODY.has(method) ? readBody(res, headers, maxBodyBytes) : emptyBody;
+  // A plain property, not a getter: an object literal with a per-request accessor closure gets a hidden
+  // class of its own every time, which V8 keeps, and garbage collection pauses grew to several ms.
+  const request: IncomingRequest & { aborted: boolean } = {
+    method,
+    path: req.getUrl(),
+    rawQuery: req.getQuery() ?? '',
+    headers,
+    remoteAddress: decoder.decode(res.getRemoteAddressAsText()),
+    body: body.read,
+    bodyStream: body.stream,
+    aborted: false,
+  };
+  return { request, body };
+}
+
+/**
+ * Browsers cannot set headers on a WebSocket handshake, so a socket's key may come as `?access_token=`
+ * (CONTRACT §4): it becomes the Authorization header (unless one was sent) and leaves the query, so no query
+ * schema, log line or audit entry sees it.
+ */
+function moveAccessToken(request: IncomingRequest): void {
+  if (!request.rawQuery.includes('access_token=')) return;
+  const query = new URLSearchParams(request.rawQuery);
+  const token = query.get('access_token');
+  query.delete('access_token');
+  request.rawQuery = query.toString();
+  if (token && request.headers.authorization === undefined) request.headers.authorization = `Bearer ${token}`;
 }
 
 interface BodyReader {
@@ -251,7 +342,7 @@ function write(res: uws.HttpResponse, response: OutgoingResponse, head = false):
     } else if (head) {
       // This uWS build closes the connection after `endWithoutBody(length)`; without a length it writes no
       // Content-Length and keeps the connection, so the header is ours. (HEAD never leaves a body unread.)
-      const length = body instanceof StreamedBody ? body.length : Buffer.byteLength(body);
+      const length = body instanceof StreamedBody ? body.length : Buffer.byteLength(body as string | Buffer);
       res.writeHeader('content-length', String(length));
       res.endWithoutBody();
     } else {

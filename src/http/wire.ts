@@ -32,11 +32,19 @@ export class StreamedBody {
   ) {}
 }
 
+/**
+ * The answer to a WebSocket handshake the route accepted: the front upgrades the connection and hands `data`
+ * to the socket's handlers. Only a route served on a socket pattern (HttpServer.sockets) may answer it.
+ */
+export class SocketUpgrade {
+  constructor(readonly data: unknown) {}
+}
+
 /** A finished answer for the front to write (for HEAD: its headers only, with the body's length). */
 export interface OutgoingResponse {
   status: number;
   headers: Record<string, string>;
-  body: string | Buffer | StreamedBody;
+  body: string | Buffer | StreamedBody | SocketUpgrade;
   /** Close the connection after this answer (used when an unread body is left on the wire). */
   closeConnection?: boolean;
 }

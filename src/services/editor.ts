@@ -53,15 +53,21 @@ const editOp = () => newId('op', 16);
  * The editor's documents and direct edits (spec §4.7, CONTRACT §4.1). Reads go to the repositories; every
  * change goes through the project's actor, which bumps the revision and announces it.
  */
+/** The user's project, or 404 (another user's project is not found either). */
+export async function ownedProject(
+  projects: ProjectsRepository,
+  userId: string,
+  projectId: string,
+): Promise<ProjectRecord> {
+  const project = await projects.get(projectId);
+  if (!project || project.user_id !== userId) throw new AppError('not_found', 'Project not found');
+  return project;
+}
+
 export function createEditorService(deps: EditorServiceDeps) {
   const { commands, projects } = deps;
 
-  /** The user's project, or 404 (another user's project is not found either). */
-  async function owned(userId: string, projectId: string): Promise<ProjectRecord> {
-    const project = await projects.get(projectId);
-    if (!project || project.user_id !== userId) throw new AppError('not_found', 'Project not found');
-    return project;
-  }
+  const owned = (userId: string, projectId: string) => ownedProject(projects, userId, projectId);
 
   /** 404 unless `videoId` is one of the project's videos. */
   function videoOf(project: ProjectRecord, videoId: string | undefined) {

@@ -280,8 +280,12 @@ describe('project actor', () => {
     assert.equal(answer.assets.length, 1);
     assert.deepEqual(
       heard.map((event) => [event.type, event.turn_id, event.data.status]),
-      [['turn.failed', 'turn_del', 404]],
+      [
+        ['turn.failed', 'turn_del', 404],
+        ['project.deleted', null, undefined],
+      ],
     );
+    assert.equal(heard[1]!.seq, heard[0]!.seq + 1, 'the deletion is the project’s last seq');
     assert.equal(await stack.repositories.projects.get(id), null);
     assert.deepEqual(await stack.repositories.assets.listByProject(id), []);
     assert.deepEqual((await stack.repositories.history.since(id, 0)).events, []);

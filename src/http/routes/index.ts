@@ -1,5 +1,6 @@
 export * from './admin.ts';
 export * from './editor.ts';
+export * from './events.ts';
 export * from './jobs.ts';
 export * from './media.ts';
 export * from './metrics.ts';

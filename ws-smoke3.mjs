@@ -1,0 +1,15 @@
+import WebSocket from 'ws';
+const [base, key] = process.argv.slice(2);
+const h = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+const p = await (await fetch(`${base}/api/v1/media-studio/projects`, { method: 'POST', headers: h, body: JSON.stringify({ name: 'x' }) })).json();
+const pid = p.project.id;
+const wsUrl = base.replace('http', 'ws') + `/api/v1/media-studio/projects/${pid}/events?access_token=${key}`;
+const live = new WebSocket(wsUrl);
+const got = [];
+live.on('message', (m) => got.push(JSON.parse(m.toString())));
+await new Promise((r, j) => { live.on('open', r); live.on('error', j); });
+await fetch(`${base}/api/v1/media-studio/projects/${pid}`, { method: 'PATCH', headers: h, body: JSON.stringify({ name: 'n' }) });
+const r = await (await fetch(`${base}/api/v1/media-studio/projects/${pid}/instruct`, { method: 'POST', headers: h, body: JSON.stringify({ instruction: 'make an image of a cat' }) })).json();
+await new Promise((r) => setTimeout(r, 300));
+console.log(got.map(e => e.seq + e.type).join(' '), r.agent_events.map(e => e.seq + e.type).join(' '));
+process.exit(0);

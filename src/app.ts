@@ -60,11 +60,13 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
     log,
   });
   const features: Feature[] = [];
-  // Tells clients first (sockets: reconnect elsewhere), then stops accepting and lets in-flight requests
-  // finish (bounded), before anything they may need is closed.
+  // Stops accepting, tells clients what they must hear (sockets: reconnect elsewhere), lets in-flight requests
+  // finish (bounded), and only then closes what they may need.
   const shutdown = async (graceMs: number) => {
-    for (const feature of features)
+    server.stopListening();
+    for (const feature of features) {
       await feature.drain?.().catch((error: unknown) => log.error({ err: error }, 'drain failed'));
+    }
     await server.close(graceMs);
     await closeInReverse(closers, log);
   };

@@ -180,7 +180,10 @@ export interface Tuning {
   socketMaxBufferedBytes: number;
   /** How often sockets' buffered bytes are looked at (a few µs for a thousand sockets). */
   socketBackpressureCheckMs: number;
-  /** Idle seconds before uWS pings a socket: below the 60 s idle time-out of common proxies. */
+  /**
+   * uWS's idle time-out of events sockets: it pings a socket silent for half of it (16 s, well below the 60 s
+   * idle time-out of common proxies) and drops one that stays silent for all of it.
+   */
   socketIdleTimeoutSec: number;
   /** Newest events a node keeps in memory per watched project, so reconnecting clients skip the history. */
   eventWindowSize: number;
@@ -209,6 +212,30 @@ const TUNING: Readonly<Tuning> = {
   eventStreamMaxAgeMs: 3_600_000,
   eventStreamMaxPerProject: 1000,
 };
+
+/**
+ * `WS_ALLOWED_ORIGINS` as the origins browsers send (`https://app.example.com`: scheme, host and a non-default
+ * port, lower case), so the comparison with `Origin` can be exact. Empty: undefined (the default applies).
+ */
+function allowedOrigins(value: string | undefined): string[] | undefined {
+  const entries = (value ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  if (entries.length === 0) return undefined;
+  return entries.map((entry) => {
+    let url: URL | undefined;
+    try {
+      url = new URL(entry);
+    } catch {
+      url = undefined;
+    }
+    if (!url || url.origin === 'null') {
+      throw new ConfigError(`WS_ALLOWED_ORIGINS: ${entry} is not an origin, e.g. https://app.example.com`);
+    }
+    return url.origin;
+  });
+}
 
 /** A configuration problem, reported to the operator as one line. */
 export class ConfigError extends Error {
@@ -319,9 +346,7 @@ function toConfig(env: Env): Config {
     llmApiKey: env.LLM_API_KEY,
     turnLeaseMs: env.TURN_LEASE_MS,
     turnQueueMax: env.TURN_QUEUE_MAX,
-    wsAllowedOrigins: env.WS_ALLOWED_ORIGINS?.split(',')
-      .map((origin) => origin.trim().replace(/\/+$/, ''))
-      .filter(Boolean),
+    wsAllowedOrigins: allowedOrigins(env.WS_ALLOWED_ORIGINS),
     wsRecheckMs: env.WS_RECHECK_MS,
     uploadMaxBytes: env.UPLOAD_MAX_BYTES,
     tuning: { ...TUNING },

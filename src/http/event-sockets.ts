@@ -1,4 +1,3 @@
-import type { WebSocket } from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import type { EventBus } from '../ports/event-bus.ts';
 import type { EventHistory, ProjectEvent } from '../ports/event-history.ts';
@@ -8,7 +7,7 @@ import type { Clock } from '../ports/clock.ts';
 import type { MetricsRegistry } from '../observability/metrics.ts';
 import { createEventFanout, type EventFanout } from '../services/event-fanout.ts';
 import { startPeriodicTask, type PeriodicTask } from '../services/periodic-task.ts';
-import type { HttpServer } from './server.ts';
+import type { HttpServer, ServerSocket } from './server.ts';
 
 /** What an accepted handshake hands to its socket (events route → `SocketUpgrade`). */
 export interface EventSocketRequest {
@@ -92,7 +91,7 @@ export function createEventSockets(deps: {
   options: EventSocketsOptions;
 }): EventSockets {
   const { server, log, options } = deps;
-  const sockets = new Set<WebSocket<SocketState>>();
+  const sockets = new Set<ServerSocket<SocketState>>();
   const closed = deps.metrics.counter({
     name: 'mf_events_socket_closes_total',
     help: 'Events sockets closed by the service, by reason',
@@ -111,6 +110,7 @@ export function createEventSockets(deps: {
   const fanout = createEventFanout({
     bus: deps.bus,
     history: deps.history,
+    committedSeq: async (projectId) => (await deps.projects.get(projectId))?.seq ?? null,
     log,
     windowSize: options.windowSize,
     sink: {
@@ -124,7 +124,7 @@ export function createEventSockets(deps: {
     },
   });
 
-  function cut(ws: WebSocket<SocketState>, why: keyof typeof CLOSE) {
+  function cut(ws: ServerSocket<SocketState>, why: keyof typeof CLOSE) {
     const state = ws.getUserData();
     if (!state.open) return;
     closed.inc([why]);
@@ -136,14 +136,14 @@ export function createEventSockets(deps: {
     for (const ws of [...sockets]) if (test(ws.getUserData())) cut(ws, why);
   }
 
-  function send(ws: WebSocket<SocketState>, event: ProjectEvent) {
+  function send(ws: ServerSocket<SocketState>, event: ProjectEvent) {
     const state = ws.getUserData();
     if (!state.open) return;
     if (state.videoId !== null && event.video_id !== null && event.video_id !== state.videoId) return;
     ws.send(JSON.stringify(event));
   }
 
-  function subscribe(ws: WebSocket<SocketState>) {
+  function subscribe(ws: ServerSocket<SocketState>) {
     const { projectId, videoId } = ws.getUserData();
     if (videoId === null) return void ws.subscribe(projectTopic(projectId));
     ws.subscribe(videoTopic(projectId, videoId));
@@ -162,35 +162,23 @@ export function createEventSockets(deps: {
     };
   }
 
-  /**
-   * Replay, then live: the kept events after `since`, then what this node heard meanwhile, then the topic —
-   * the last two with no await between them, so nothing published in between is missed or sent twice.
-   */
-  async function handOver(ws: WebSocket<SocketState>) {
+  /** Replays what the socket asked for (a live-only socket: what came after its handshake), then goes live. */
+  function join(ws: ServerSocket<SocketState>) {
     const state = ws.getUserData();
-    let after = state.since!;
+    let after = state.since ?? state.headSeq;
     if (after > state.headSeq) {
       // A seq this project never had (another project's, or made up): start over from the state.
       send(ws, resetMessage(state, 'unknown_seq', state.headSeq));
       after = state.headSeq;
     }
-    for (let attempt = 0; attempt < 5; attempt++) {
-      await fanout.settled(state.projectId);
-      const caught = await fanout.catchUp(state.projectId, after);
-      if (!state.open) return;
-      if (!caught.complete) {
-        send(ws, resetMessage(state, 'history_expired', caught.headSeq));
-        after = caught.headSeq;
-      } else {
-        for (const event of caught.events) send(ws, event);
-        after = caught.events.at(-1)?.seq ?? after;
-      }
-      const heard = fanout.heardAfter(state.projectId, after);
-      if (!heard) continue; // the window moved on, or a gap is being repaired: catch up again
-      for (const event of heard) send(ws, event);
-      return subscribe(ws);
-    }
-    throw new Error('replay did not catch up with live events');
+    return fanout.join(state.projectId, after, {
+      get open() {
+        return state.open;
+      },
+      send: (event) => send(ws, event),
+      reset: (headSeq) => send(ws, resetMessage(state, 'history_expired', headSeq)),
+      goLive: () => subscribe(ws),
+    });
   }
 
   deps.server.sockets<SocketState>(EVENTS_SOCKET_PATTERN, {
@@ -201,8 +189,7 @@ export function createEventSockets(deps: {
       state.open = true;
       sockets.add(ws);
       state.unwatch = fanout.watch(state.projectId);
-      if (state.since === null) return subscribe(ws);
-      handOver(ws).catch((error: unknown) => {
+      join(ws).catch((error: unknown) => {
         log.warn({ err: error, project_id: state.projectId }, 'events replay failed');
         cut(ws, 'replayFailed');
       });

@@ -21,6 +21,8 @@ export interface HttpServer {
   sockets<T>(pattern: string, behavior: SocketBehavior<T>): void;
   /** Sends a text message to every socket subscribed to `topic` (uWS pub/sub); false when none is. */
   publish(topic: string, message: string): boolean;
+  /** Stops accepting connections (those open are served on). */
+  stopListening(): void;
   /** Stops accepting connections, waits (bounded) for in-flight requests, then closes every socket. */
   close(graceMs: number): Promise<void>;
   readonly inFlight: number;
@@ -29,14 +31,23 @@ export interface HttpServer {
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const decoder = new TextDecoder();
 
+/** What a socket route sees of a uWS WebSocket (the native binding stays in this module). */
+export type ServerSocket<T> = Pick<
+  uws.WebSocket<T>,
+  'getUserData' | 'send' | 'end' | 'subscribe' | 'getBufferedAmount'
+>;
+
 /** What a WebSocket route does once its handshake was accepted. */
 export interface SocketBehavior<T> {
-  /** Larger client messages close the socket (1009). */
+  /** A larger client message drops the connection (uWS closes it without a close frame). */
   maxPayloadLength: number;
-  /** Seconds without traffic before uWS pings, then closes, a socket (keeps idle sockets alive through proxies). */
+  /**
+   * uWS pings a socket silent for half of this many seconds and drops one silent for all of them (keeps idle
+   * sockets alive through proxies, and finds dead peers).
+   */
   idleTimeoutSec: number;
-  open(ws: uws.WebSocket<T>): void;
-  close(ws: uws.WebSocket<T>, code: number): void;
+  open(ws: ServerSocket<T>): void;
+  close(ws: ServerSocket<T>, code: number): void;
 }
 
 const NOT_AN_UPGRADE: OutgoingResponse = {
@@ -161,6 +172,11 @@ export function startHttpServer(options: {
     app.listen(options.host, options.port, (token) => {
       if (!token) return reject(new Error(`cannot listen on ${options.host}:${options.port}`));
       const port = uws.us_socket_local_port(token as unknown as uws.us_socket);
+      let listening = true;
+      const stopListening = () => {
+        if (listening) uws.us_listen_socket_close(token);
+        listening = false;
+      };
       resolve({
         serve(next) {
           handle = next;
@@ -171,8 +187,9 @@ export function startHttpServer(options: {
         get inFlight() {
           return inFlight;
         },
+        stopListening,
         async close(graceMs) {
-          uws.us_listen_socket_close(token);
+          stopListening();
           if (inFlight > 0) {
             await new Promise<void>((done) => {
               const timer = setTimeout(done, graceMs);

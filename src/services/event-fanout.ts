@@ -2,138 +2,236 @@ import type { Logger } from 'pino';
 import type { EventBus, Unsubscribe } from '../ports/event-bus.ts';
 import type { EventHistory, ProjectEvent } from '../ports/event-history.ts';
 
-/** Where the fan-out hands each project event, in `seq` order (the WebSocket front: one topic per project). */
+/** Where the fan-out hands each project event, once, in `seq` order (the WebSocket front: topics). */
 export interface FanoutSink {
   deliver(event: ProjectEvent, json: string): void;
 }
 
-/** What a socket replays before it goes live. */
-export type CatchUp =
-  | { complete: true; events: ProjectEvent[] }
-  /** Some events after the asked seq are no longer kept: the client must re-read the state (`sync.reset`). */
-  | { complete: false; headSeq: number };
+/** One socket being brought up to date by `join`. */
+export interface JoiningSocket {
+  /** False once the socket has closed: the join stops. */
+  readonly open: boolean;
+  /** One replayed event. */
+  send(event: ProjectEvent): void;
+  /** What the socket asked for is no longer kept: it re-reads the state and goes on from `headSeq`. */
+  reset(headSeq: number): void;
+  /** Called once, right after the last replayed event: from now on the sink's deliveries reach the socket. */
+  goLive(): void;
+}
 
 /** One node's view of the project events its sockets watch (see `createEventFanout`). */
 export interface EventFanout {
   /** Starts hearing the project's events (once per node, however many watch); returns the way to stop. */
   watch(projectId: string): Unsubscribe;
-  /** The kept events after `afterSeq`, from this node's window when it covers them, else from the history. */
-  catchUp(projectId: string, afterSeq: number): Promise<CatchUp>;
   /**
-   * The events after `afterSeq` this node has heard, synchronously — what a socket sends between its replay and
-   * its subscription. `undefined` when the window no longer reaches back to `afterSeq` (catch up again), or
-   * while a gap is being repaired (wait for `settled`).
+   * Replays to a socket the events after `afterSeq` (from this node's window, else the history), then makes it
+   * live, with no gap and no duplicate. The project must be watched.
    */
-  heardAfter(projectId: string, afterSeq: number): ProjectEvent[] | undefined;
-  /** Resolves when no gap repair is running for the project. */
-  settled(projectId: string): Promise<void>;
+  join(projectId: string, afterSeq: number, socket: JoiningSocket): Promise<void>;
   /** Projects watched on this node. */
   watched(): string[];
 }
 
 /** A project's feed on this node. */
 interface Feed {
+  projectId: string;
   watchers: number;
   unsubscribe: Unsubscribe;
-  /** The newest events heard or read, consecutive seqs, ascending, at most `windowSize`. */
+  /** False once the last watcher left: work still in flight for it stops. */
+  active: boolean;
+  /**
+   * The last seq handed to the sink: every event up to it is committed, and every socket that is live has had
+   * it. Undefined until the feed's first sync has read the project's committed head.
+   */
+  delivered: number | undefined;
+  /** Newest committed events up to `delivered`, consecutive seqs, at most `windowSize`: replays from memory. */
   window: ProjectEvent[];
-  /** The head a replay found when it found nothing newer (so the next event heard is checked against it). */
-  anchor: number | undefined;
-  /** Set while events after a gap are held back until the missing ones are read from the history. */
-  repair: Promise<void> | undefined;
+  /** Events heard while a sync runs (or after a gap), delivered once it is over. */
   held: ProjectEvent[];
-  /** A history read in flight: concurrent catch-ups wait for it, then look at the window again. */
+  syncing: Promise<void> | undefined;
+  /** A replay read in flight: other joins wait for it and look at the window again. */
   reading: Promise<unknown> | undefined;
 }
 
+/** Tries per join before it gives up (each try waits for a sync or a read that moves it forward). */
+const JOIN_TRIES = 20;
+
+const bySeq = (a: ProjectEvent, b: ProjectEvent) => a.seq - b.seq;
+
 /**
- * Project events on one node, between the event bus and the node's sockets. Each watched project has one bus
- * subscription and a window of its newest events, so that:
- * - sockets get every event once and in order even though the bus delivers at most once: an event that
- *   arrives after a gap is held while the missing seqs are read from the history (the actor wrote them there
- *   before it published them);
- * - a socket's replay hands over to live without a gap or a duplicate (replay, then `heardAfter`, then
- *   subscribe, with no await in between);
- * - a storm of reconnecting clients (a node died) costs one history read per project, not one per client.
+ * Project events on one node, between the event bus and the node's sockets. The bus delivers at most once and
+ * may lag the history (the actor writes the history before its commit and publishes after it); the history
+ * may hold, past the committed head, events of an attempt whose commit failed. So each watched project has a
+ * feed that only ever delivers committed events, once, in order:
+ * - an event heard after a gap is held while the missing ones are read from the history, up to the project's
+ *   committed seq (read first: history entries up to it are final);
+ * - a socket joins at its `afterSeq`: events up to what the feed delivered come from the feed's window or the
+ *   history, and then it goes live with no await in between; a socket ahead of the feed first makes the feed
+ *   sync (it delivers the committed events the bus has not brought yet, to every live socket);
+ * - the window keeps the newest events in memory, and one replay read runs per project at a time, so a storm of
+ *   reconnecting clients (a node died) costs one history read per project, not one per client.
  */
 export function createEventFanout(deps: {
   bus: EventBus;
   history: EventHistory;
+  /** The project's committed seq (its document's), or null when it no longer exists. */
+  committedSeq(projectId: string): Promise<number | null>;
   sink: FanoutSink;
   log: Logger;
-  /** Newest events kept per watched project. */
   windowSize: number;
 }): EventFanout {
   const { bus, history, sink, log, windowSize } = deps;
   const feeds = new Map<string, Feed>();
 
-  const lastSeq = (feed: Feed) => feed.window.at(-1)?.seq ?? feed.anchor;
-
-  function remember(feed: Feed, event: ProjectEvent) {
+  function deliver(feed: Feed, event: ProjectEvent) {
+    feed.delivered = event.seq;
     feed.window.push(event);
     if (feed.window.length > windowSize) feed.window.splice(0, feed.window.length - windowSize);
+    try {
+      sink.deliver(event, JSON.stringify(event));
+    } catch (error) {
+      log.error({ err: error, project_id: feed.projectId }, 'event delivery failed');
+    }
   }
 
-  function deliver(feed: Feed, event: ProjectEvent) {
-    remember(feed, event);
-    sink.deliver(event, JSON.stringify(event));
+  /** Skips to `seq` (what is missing is lost for live sockets: they see the seqs jump). */
+  function jumpTo(feed: Feed, seq: number, why: string) {
+    log.warn({ project_id: feed.projectId, from: feed.delivered, to: seq }, `events skipped: ${why}`);
+    feed.delivered = seq;
+    feed.window = [];
   }
 
   function heard(feed: Feed, event: ProjectEvent) {
-    if (feed.repair) return void feed.held.push(event);
-    const last = lastSeq(feed);
-    if (last !== undefined && event.seq <= last) return; // already delivered (a replayed or repeated event)
-    if (last === undefined || event.seq === last + 1) return deliver(feed, event);
-    feed.held.push(event);
-    feed.repair = repairGap(feed, event.project_id, last).finally(() => {
-      feed.repair = undefined;
-      const held = feed.held.splice(0);
-      for (const next of held) heard(feed, next);
-    });
+    if (!feed.active) return;
+    const last = feed.delivered;
+    if (feed.syncing || last === undefined) {
+      feed.held.push(event);
+      void sync(feed);
+    } else if (event.seq === last + 1) {
+      deliver(feed, event);
+    } else if (event.seq > last + 1) {
+      feed.held.push(event);
+      void sync(feed);
+    } // else: delivered already (from the history, or heard twice)
   }
 
-  /** Reads the seqs the bus lost from the history and delivers them before the held events. */
-  async function repairGap(feed: Feed, projectId: string, last: number) {
+  /** Runs one sync of the feed at a time; resolves when it (and the delivery of what it held) is over. */
+  function sync(feed: Feed): Promise<void> {
+    return (feed.syncing ??= catchUpFeed(feed).finally(() => {
+      feed.syncing = undefined;
+      const held = feed.held.splice(0).sort(bySeq);
+      for (const event of held) heard(feed, event);
+    }));
+  }
+
+  /** Brings `delivered` up to the committed head, delivering the committed events it had not heard. */
+  async function catchUpFeed(feed: Feed): Promise<void> {
+    const firstHeld = () => Math.min(...feed.held.map((event) => event.seq));
     try {
-      const kept = await history.since(projectId, last);
-      for (const event of kept.events) {
-        if (event.seq === lastSeq(feed)! + 1) deliver(feed, event);
+      const head = await deps.committedSeq(feed.projectId);
+      if (!feed.active) return;
+      if (head === null) {
+        // The project is gone: what was heard (its deletion) still goes out.
+        if (feed.held.length > 0) feed.delivered = firstHeld() - 1;
+        return;
+      }
+      if (feed.delivered === undefined) {
+        // The first sync: nothing went live on this node before now, so the committed head is the start.
+        feed.delivered = head;
+        return;
+      }
+      if (head > feed.delivered) {
+        const kept = await history.since(feed.projectId, feed.delivered);
+        if (!feed.active) return;
+        for (const event of kept.events) {
+          if (event.seq > head) break;
+          if (event.seq === feed.delivered + 1) deliver(feed, event);
+        }
+        if (feed.delivered < head) jumpTo(feed, head, 'no longer in the history');
+      }
+      if (feed.held.length > 0 && firstHeld() > feed.delivered + 1) {
+        jumpTo(feed, firstHeld() - 1, 'heard beyond the committed head');
       }
     } catch (error) {
-      log.warn({ err: error, project_id: projectId }, 'could not read missed events; clients see a gap');
-    }
-    // What is still missing (no longer kept, or unreadable) is skipped: clients see the seqs jump, and the
-    // window restarts at the next held event.
-    const next = feed.held[0];
-    if (next && next.seq > lastSeq(feed)! + 1) {
-      feed.window = [];
-      feed.anchor = undefined;
+      log.warn({ err: error, project_id: feed.projectId }, 'could not read the project’s events');
+      if (!feed.active) return;
+      if (feed.held.length > 0) jumpTo(feed, firstHeld() - 1, 'the history could not be read');
     }
   }
 
-  function eventsAfter(feed: Feed, afterSeq: number): ProjectEvent[] | undefined {
+  /** The window's events after `afterSeq` when it reaches back that far (up to `delivered`). */
+  function windowAfter(feed: Feed, afterSeq: number): ProjectEvent[] | undefined {
+    if (afterSeq === feed.delivered) return [];
     const first = feed.window[0];
-    if (!first) return [];
-    if (first.seq > afterSeq + 1) return undefined;
-    return feed.window.slice(Math.max(0, afterSeq + 1 - first.seq));
+    if (!first || first.seq > afterSeq + 1) return undefined;
+    return feed.window.slice(afterSeq + 1 - first.seq);
   }
 
-  /** Adds replayed events to the window when they join up with it (the next catch-up is served from memory). */
-  function absorb(feed: Feed, afterSeq: number, events: ProjectEvent[]) {
-    if (feed.repair) return;
-    if (events.length === 0) {
-      if (feed.window.length === 0) feed.anchor = Math.max(feed.anchor ?? 0, afterSeq);
-      return;
-    }
+  /** Keeps replayed events (committed, ending at or before `delivered`) in the window when they join it. */
+  function remember(feed: Feed, events: ProjectEvent[]) {
+    const last = events.at(-1);
+    if (!last) return;
     const first = feed.window[0];
     if (!first) {
-      // Nothing heard yet: the replay's tail is the newest known.
-      for (const event of events) remember(feed, event);
+      if (last.seq === feed.delivered) feed.window = events.slice(-windowSize);
       return;
     }
-    if (events.at(-1)!.seq < first.seq - 1 || events[0]!.seq >= first.seq) return;
-    const older = events.filter((event) => event.seq < first.seq);
-    feed.window = [...older, ...feed.window].slice(-windowSize);
+    if (last.seq < first.seq - 1) return;
+    feed.window = [...events.filter((event) => event.seq < first.seq), ...feed.window].slice(-windowSize);
+  }
+
+  async function join(projectId: string, afterSeq: number, socket: JoiningSocket): Promise<void> {
+    const feed = feeds.get(projectId);
+    if (!feed) throw new Error(`event fan-out: project ${projectId} is not watched`);
+    let after = afterSeq;
+    for (let tries = 0; tries < JOIN_TRIES; tries++) {
+      if (!socket.open || !feed.active) return;
+      if (feed.syncing || feed.delivered === undefined) {
+        await sync(feed);
+        continue;
+      }
+      if (after > feed.delivered) {
+        // The socket saw events (on another node, or in the history) the bus has not brought here yet.
+        const before = feed.delivered;
+        await sync(feed);
+        if (feed.delivered === before && !feed.syncing) {
+          socket.reset(before); // beyond anything committed (the project is being deleted)
+          after = before;
+        }
+        continue;
+      }
+      const fromWindow = windowAfter(feed, after);
+      if (fromWindow) {
+        for (const event of fromWindow) socket.send(event);
+        return socket.goLive();
+      }
+      if (feed.reading) {
+        await feed.reading.catch(() => undefined);
+        continue;
+      }
+      const reading = history.since(projectId, after);
+      feed.reading = reading;
+      let kept: Awaited<typeof reading>;
+      try {
+        kept = await reading;
+      } finally {
+        if (feed.reading === reading) feed.reading = undefined;
+      }
+      if (!socket.open || feed.delivered === undefined) continue;
+      if (!kept.complete) {
+        socket.reset(feed.delivered);
+        after = feed.delivered;
+        continue;
+      }
+      // Only what the feed delivered is certainly committed; the rest comes through the feed.
+      const upTo = feed.delivered;
+      const replayed = kept.events.filter((event) => event.seq <= upTo);
+      if (replayed[0] && replayed[0].seq !== after + 1) throw new Error('the history skipped events');
+      for (const event of replayed) socket.send(event);
+      after = replayed.at(-1)?.seq ?? after;
+      remember(feed, replayed);
+    }
+    throw new Error('replay did not catch up with live events');
   }
 
   return {
@@ -141,12 +239,14 @@ export function createEventFanout(deps: {
       let feed = feeds.get(projectId);
       if (!feed) {
         const created: Feed = {
+          projectId,
           watchers: 0,
           unsubscribe: () => undefined,
+          active: true,
+          delivered: undefined,
           window: [],
-          anchor: undefined,
-          repair: undefined,
           held: [],
+          syncing: undefined,
           reading: undefined,
         };
         created.unsubscribe = bus.subscribe(`project.${projectId}`, (event) =>
@@ -162,43 +262,11 @@ export function createEventFanout(deps: {
         active = false;
         if (--watching.watchers > 0 || feeds.get(projectId) !== watching) return;
         feeds.delete(projectId);
+        watching.active = false;
         watching.unsubscribe();
       };
     },
-
-    async catchUp(projectId, afterSeq) {
-      const feed = feeds.get(projectId);
-      if (!feed) throw new Error(`event fan-out: project ${projectId} is not watched`);
-      for (;;) {
-        const heardEvents = feed.repair ? undefined : eventsAfter(feed, afterSeq);
-        if (heardEvents && feed.window.length > 0) return { complete: true, events: heardEvents };
-        if (!feed.reading) break;
-        await feed.reading.catch(() => undefined);
-      }
-      const reading = history.since(projectId, afterSeq);
-      feed.reading = reading;
-      try {
-        const kept = await reading;
-        if (!kept.complete) {
-          return { complete: false, headSeq: Math.max(kept.events.at(-1)?.seq ?? 0, lastSeq(feed) ?? 0) };
-        }
-        absorb(feed, afterSeq, kept.events);
-        return { complete: true, events: kept.events };
-      } finally {
-        if (feed.reading === reading) feed.reading = undefined;
-      }
-    },
-
-    heardAfter(projectId, afterSeq) {
-      const feed = feeds.get(projectId);
-      if (!feed) return [];
-      return feed.repair ? undefined : eventsAfter(feed, afterSeq);
-    },
-
-    async settled(projectId) {
-      for (let feed = feeds.get(projectId); feed?.repair; feed = feeds.get(projectId)) await feed.repair;
-    },
-
+    join,
     watched: () => [...feeds.keys()],
   };
 }

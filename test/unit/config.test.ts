@@ -93,4 +93,22 @@ describe('loadConfig', () => {
     assert.equal(loadConfig({ AGENT: 'llm' }).llmApiKey, undefined);
     assert.throws(() => loadConfig({ AGENT: 'llm', LLM_API_KEY: 'k' }), ConfigError);
   });
+
+  it('reads the events socket settings: allowed origins as browsers send them, and the recheck interval', () => {
+    const config = loadConfig({
+      WS_ALLOWED_ORIGINS: ' https://App.Example.com/ ,http://localhost:5173',
+      WS_RECHECK_MS: '500',
+    });
+    assert.deepEqual(config.wsAllowedOrigins, ['https://app.example.com', 'http://localhost:5173']);
+    assert.equal(config.wsRecheckMs, 500);
+    const defaults = loadConfig({});
+    assert.equal(defaults.wsAllowedOrigins, undefined, 'the origin of PUBLIC_BASE_URL applies');
+    assert.equal(defaults.wsRecheckMs, 15_000);
+    assert.equal(loadConfig({ WS_ALLOWED_ORIGINS: ' , ' }).wsAllowedOrigins, undefined);
+    assert.throws(
+      () => loadConfig({ WS_ALLOWED_ORIGINS: 'app.example.com' }),
+      /WS_ALLOWED_ORIGINS: app\.example\.com/,
+    );
+    assert.throws(() => loadConfig({ WS_RECHECK_MS: '10' }), ConfigError);
+  });
 });

@@ -35,7 +35,7 @@ export function eventsRoute(options: {
     },
     resource: (ctx) => options.owned(ctx.principal.userId, ctx.params.project_id),
     handle: async (ctx) => {
-      if (ctx.headers.upgrade?.toLowerCase() !== 'websocket') {
+      if (ctx.headers.upgrade?.toLowerCase() !== 'websocket' || !ctx.headers['sec-websocket-key']) {
         throw new AppError(
           'upgrade_required',
           'This route is a WebSocket: connect with a WebSocket client',

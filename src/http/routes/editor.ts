@@ -52,7 +52,8 @@ const READ = { kind: 'key', scope: 'video-editor:read' } as const;
 const WRITE = { kind: 'key', scope: 'video-editor:write' } as const;
 const P = '/api/v1/media-studio/projects';
 
-const errors = (...statuses: number[]): Record<number, ResponseSpec> => {
+/** The error answers of editor routes: 401, 403 and 429 always, plus `statuses`. */
+export const editorErrors = (...statuses: number[]): Record<number, ResponseSpec> => {
   const all: Record<number, ResponseSpec> = {
     400: { description: 'Validation error (the message names the field)', schema: ErrorSchema },
     401: { description: 'Missing or invalid API key', schema: ErrorSchema },
@@ -104,7 +105,7 @@ export function editorRoutes(
       body: CreateProjectBody,
       responses: {
         200: { description: 'Created', schema: Type.Object({ project: ProjectSchema }) },
-        ...errors(400),
+        ...editorErrors(400),
       },
       handle: async (ctx) => reply(200, await editor.createProject(ctx.principal.userId, ctx.body)),
     }),
@@ -139,7 +140,7 @@ export function editorRoutes(
       summary: 'The project: videos, assets and clips (`video_id` narrows the clips)',
       params: ProjectParams,
       query: StateQuery,
-      responses: { 200: { description: 'State', schema: StateResponse }, ...errors(404) },
+      responses: { 200: { description: 'State', schema: StateResponse }, ...editorErrors(404) },
       handle: async (ctx) =>
         reply(200, await editor.state(ctx.principal.userId, ctx.params.project_id, ctx.query.video_id)),
     }),
@@ -154,7 +155,7 @@ export function editorRoutes(
       resource: project,
       responses: {
         200: { description: 'Updated', schema: Type.Object({ project: ProjectSchema }) },
-        ...errors(400, 404, 409),
+        ...editorErrors(400, 404, 409),
       },
       handle: async (ctx) =>
         reply(200, await editor.patchProject(ctx.resource, ctx.body, ifMatchOf(ctx.headers))),
@@ -172,7 +173,7 @@ export function editorRoutes(
           description: 'Deleted',
           schema: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }),
         },
-        ...errors(404),
+        ...editorErrors(404),
       },
       handle: async (ctx) => reply(200, await editor.deleteProject(ctx.resource)),
     }),
@@ -187,7 +188,7 @@ export function editorRoutes(
       resource: project,
       responses: {
         200: { description: 'Created', schema: Type.Object({ video: VideoSchema }) },
-        ...errors(400, 404, 409),
+        ...editorErrors(400, 404, 409),
       },
       handle: async (ctx) =>
         reply(200, await editor.createVideo(ctx.resource, ctx.body, ifMatchOf(ctx.headers))),
@@ -203,7 +204,7 @@ export function editorRoutes(
       resource: project,
       responses: {
         200: { description: 'Updated', schema: Type.Object({ video: VideoSchema }) },
-        ...errors(400, 404, 409),
+        ...editorErrors(400, 404, 409),
       },
       handle: async (ctx) =>
         reply(
@@ -228,7 +229,7 @@ export function editorRoutes(
             next_cursor: Type.Union([Type.String(), Type.Null()]),
           }),
         },
-        ...errors(400, 404),
+        ...editorErrors(400, 404),
       },
       handle: async (ctx) => reply(200, await editor.messages(ctx.resource, ctx.params.video_id, ctx.query)),
     }),
@@ -245,7 +246,7 @@ export function editorRoutes(
       resource: project,
       responses: {
         200: { description: 'Added', schema: Type.Object({ asset: AssetSchema }) },
-        ...errors(400, 404, 413, 415),
+        ...editorErrors(400, 404, 413, 415),
       },
       handle: async (ctx) => {
         if (ctx.upload) {
@@ -267,7 +268,7 @@ export function editorRoutes(
       resource: project,
       responses: {
         200: { description: 'Placed', schema: Type.Object({ clip: ClipSchema }) },
-        ...errors(400, 404, 409),
+        ...editorErrors(400, 404, 409),
       },
       handle: async (ctx) => reply(200, await editor.addClip(ctx.resource, ctx.body, ifMatchOf(ctx.headers))),
     }),
@@ -282,7 +283,7 @@ export function editorRoutes(
       resource: project,
       responses: {
         200: { description: 'Updated', schema: Type.Object({ clip: ClipSchema }) },
-        ...errors(400, 404, 409),
+        ...editorErrors(400, 404, 409),
       },
       handle: async (ctx) =>
         reply(
@@ -303,7 +304,7 @@ export function editorRoutes(
           description: 'Removed',
           schema: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }),
         },
-        ...errors(404, 409),
+        ...editorErrors(404, 409),
       },
       handle: async (ctx) =>
         reply(200, await editor.deleteClip(ctx.resource, ctx.params.clip_id, ifMatchOf(ctx.headers))),
@@ -329,7 +330,7 @@ export function editorRoutes(
       },
       responses: {
         200: { description: 'The turn', schema: InstructResponse },
-        ...errors(400, 402, 404, 502, 503),
+        ...editorErrors(400, 402, 404, 502, 503),
       },
       handle: async (ctx) => reply(200, await turns.instruct(ctx.principal, ctx.resource, ctx.body)),
     }),

@@ -4,6 +4,7 @@ import { AppError } from '../../domain/errors.ts';
 import type { ProjectRecord } from '../../ports/projects-repository.ts';
 import { EVENTS_SOCKET_PATTERN, type EventSocketRequest } from '../event-sockets.ts';
 import { defineRoute, reply, type RouteDefinition } from '../route.ts';
+import { editorErrors } from './editor.ts';
 import { SocketUpgrade } from '../wire.ts';
 
 /**
@@ -26,12 +27,9 @@ export function eventsRoute(options: {
     query: EventsQuery,
     responses: {
       101: { description: 'Switching to the WebSocket: one JSON event per message' },
-      400: { description: 'Invalid `since`', schema: ErrorSchema },
-      401: { description: 'Missing or invalid API key', schema: ErrorSchema },
+      ...editorErrors(400, 404),
       403: { description: 'Missing scope, or an `Origin` that is not allowed', schema: ErrorSchema },
-      404: { description: 'Project or video not found, or another user’s', schema: ErrorSchema },
       426: { description: 'Not a WebSocket handshake', schema: ErrorSchema },
-      429: { description: 'Rate limit', schema: ErrorSchema },
     },
     resource: (ctx) => options.owned(ctx.principal.userId, ctx.params.project_id),
     handle: async (ctx) => {

@@ -5,7 +5,7 @@ import type { ApiKeysRepository } from '../ports/api-keys-repository.ts';
 import type { ProjectsRepository } from '../ports/projects-repository.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { MetricsRegistry } from '../observability/metrics.ts';
-import { createEventFanout, type EventFanout } from '../services/event-fanout.ts';
+import { createEventFanout, ProjectGoneError, type EventFanout } from '../services/event-fanout.ts';
 import { startPeriodicTask, type PeriodicTask } from '../services/periodic-task.ts';
 import type { HttpServer, ServerSocket } from './server.ts';
 
@@ -190,6 +190,7 @@ export function createEventSockets(deps: {
       sockets.add(ws);
       state.unwatch = fanout.watch(state.projectId);
       join(ws).catch((error: unknown) => {
+        if (error instanceof ProjectGoneError) return cut(ws, 'projectDeleted');
         log.warn({ err: error, project_id: state.projectId }, 'events replay failed');
         cut(ws, 'replayFailed');
       });

@@ -51,10 +51,24 @@ interface Feed {
   syncing: Promise<void> | undefined;
   /** A replay read in flight: other joins wait for it and look at the window again. */
   reading: Promise<unknown> | undefined;
+  /** The project no longer exists (its last event may still be delivered). */
+  gone: boolean;
+  /** Syncs in a row that found the committed head behind what was heard. */
+  stalls: number;
+}
+
+/** Raised by `join` when the project no longer exists: the socket closes as for a deletion. */
+export class ProjectGoneError extends Error {
+  constructor(projectId: string) {
+    super(`project ${projectId} no longer exists`);
+  }
 }
 
 /** Tries per join before it gives up (each try waits for a sync or a read that moves it forward). */
 const JOIN_TRIES = 20;
+
+/** Syncs in a row whose committed head stays behind a heard event before the feed skips to it. */
+const MAX_STALLS = 3;
 
 const bySeq = (a: ProjectEvent, b: ProjectEvent) => a.seq - b.seq;
 
@@ -117,45 +131,72 @@ export function createEventFanout(deps: {
 
   /** Runs one sync of the feed at a time; resolves when it (and the delivery of what it held) is over. */
   function sync(feed: Feed): Promise<void> {
-    return (feed.syncing ??= catchUpFeed(feed).finally(() => {
+    if (feed.syncing) return feed.syncing;
+    const before = feed.delivered;
+    return (feed.syncing = catchUpFeed(feed).finally(() => {
       feed.syncing = undefined;
+      // A sync may read the head just before a held event's commit: the next one sees it. Only a head that
+      // stays behind what was heard (it cannot, with reads from the primary) ends in a skip.
+      const stalled = before !== undefined && feed.delivered === before && feed.held.length > 0;
+      feed.stalls = stalled ? feed.stalls + 1 : 0;
+      if (feed.stalls >= MAX_STALLS) {
+        feed.stalls = 0;
+        jumpTo(feed, Math.min(...feed.held.map((event) => event.seq)) - 1, 'heard beyond the committed head');
+      }
       const held = feed.held.splice(0).sort(bySeq);
       for (const event of held) heard(feed, event);
     }));
   }
 
-  /** Brings `delivered` up to the committed head, delivering the committed events it had not heard. */
+  /**
+   * Brings `delivered` up to the committed head: the committed events not yet delivered — from the history and
+   * from what was heard — go out in order; a seq found in neither is skipped (live sockets see the jump).
+   * Held events past the head are heard again afterwards (they may start another sync: the head moved on).
+   */
   async function catchUpFeed(feed: Feed): Promise<void> {
-    const firstHeld = () => Math.min(...feed.held.map((event) => event.seq));
     try {
-      const head = await deps.committedSeq(feed.projectId);
+      const committed = await deps.committedSeq(feed.projectId);
       if (!feed.active) return;
-      if (head === null) {
-        // The project is gone: what was heard (its deletion) still goes out.
-        if (feed.held.length > 0) feed.delivered = firstHeld() - 1;
-        return;
+      const heardSeqs = feed.held.map((event) => event.seq);
+      if (committed === null) {
+        // The project is gone: what was heard (its deletion) still goes out, whatever it skips.
+        feed.gone = true;
+        if (heardSeqs.length === 0) return;
+        feed.delivered ??= Math.min(...heardSeqs) - 1;
+        return deliverKnown(feed, Math.max(...heardSeqs), [], 'the project is gone');
       }
-      if (feed.delivered === undefined) {
-        // The first sync: nothing went live on this node before now, so the committed head is the start.
-        feed.delivered = head;
-        return;
-      }
-      if (head > feed.delivered) {
-        const kept = await history.since(feed.projectId, feed.delivered);
-        if (!feed.active) return;
-        for (const event of kept.events) {
-          if (event.seq > head) break;
-          if (event.seq === feed.delivered + 1) deliver(feed, event);
-        }
-        if (feed.delivered < head) jumpTo(feed, head, 'no longer in the history');
-      }
-      if (feed.held.length > 0 && firstHeld() > feed.delivered + 1) {
-        jumpTo(feed, firstHeld() - 1, 'heard beyond the committed head');
-      }
+      // The first sync: nothing went live on this node before now, so the committed head is the start.
+      if (feed.delivered === undefined) feed.delivered = committed;
+      if (committed <= feed.delivered) return;
+      const kept = await history.since(feed.projectId, feed.delivered);
+      if (!feed.active) return;
+      deliverKnown(feed, committed, kept.events, 'no longer in the history');
     } catch (error) {
       log.warn({ err: error, project_id: feed.projectId }, 'could not read the project’s events');
-      if (!feed.active) return;
-      if (feed.held.length > 0) jumpTo(feed, firstHeld() - 1, 'the history could not be read');
+      if (!feed.active || feed.held.length === 0) return;
+      // Without the history, what was heard goes out rather than waiting for a read that may never succeed.
+      const heardSeqs = feed.held.map((event) => event.seq);
+      feed.delivered ??= Math.min(...heardSeqs) - 1;
+      deliverKnown(feed, Math.max(...heardSeqs), [], 'the history could not be read');
+    }
+  }
+
+  /** Delivers, in seq order up to `head`, the events known from `read` or heard; skips (and logs) the rest. */
+  function deliverKnown(feed: Feed, head: number, read: readonly ProjectEvent[], why: string) {
+    const known = new Map<number, ProjectEvent>();
+    for (const event of feed.held) if (event.seq <= head) known.set(event.seq, event);
+    for (const event of read) if (event.seq <= head) known.set(event.seq, event);
+    feed.held = feed.held.filter((event) => event.seq > head);
+    const from = feed.delivered! + 1;
+    for (let seq = from; seq <= head; seq++) {
+      const event = known.get(seq);
+      if (event) {
+        deliver(feed, event);
+        continue;
+      }
+      const next = [...known.keys()].filter((known) => known > seq).sort((x, y) => x - y)[0] ?? head + 1;
+      jumpTo(feed, next - 1, why);
+      seq = next - 1;
     }
   }
 
@@ -184,19 +225,22 @@ export function createEventFanout(deps: {
     const feed = feeds.get(projectId);
     if (!feed) throw new Error(`event fan-out: project ${projectId} is not watched`);
     let after = afterSeq;
-    for (let tries = 0; tries < JOIN_TRIES; tries++) {
+    // Counts this join's own reads and syncs; waiting for another join's read is progress for both.
+    for (let tries = 0; tries < JOIN_TRIES;) {
       if (!socket.open || !feed.active) return;
+      if (feed.gone) throw new ProjectGoneError(projectId);
       if (feed.syncing || feed.delivered === undefined) {
+        tries++;
         await sync(feed);
         continue;
       }
       if (after > feed.delivered) {
         // The socket saw events (on another node, or in the history) the bus has not brought here yet.
+        tries++;
         const before = feed.delivered;
         await sync(feed);
-        if (feed.delivered === before && !feed.syncing) {
-          socket.reset(before); // beyond anything committed (the project is being deleted)
-          after = before;
+        if (feed.delivered === before && !feed.syncing && !feed.gone) {
+          throw new Error('the events the client has seen are not readable here yet');
         }
         continue;
       }
@@ -209,6 +253,10 @@ export function createEventFanout(deps: {
         await feed.reading.catch(() => undefined);
         continue;
       }
+      tries++;
+      // History entries up to what the feed has delivered are final; later ones may belong to an attempt
+      // whose commit fails, so the replay stops there (the rest comes through the feed).
+      const upTo = feed.delivered;
       const reading = history.since(projectId, after);
       feed.reading = reading;
       let kept: Awaited<typeof reading>;
@@ -217,14 +265,12 @@ export function createEventFanout(deps: {
       } finally {
         if (feed.reading === reading) feed.reading = undefined;
       }
-      if (!socket.open || feed.delivered === undefined) continue;
+      if (!socket.open || !feed.active) return;
       if (!kept.complete) {
         socket.reset(feed.delivered);
         after = feed.delivered;
         continue;
       }
-      // Only what the feed delivered is certainly committed; the rest comes through the feed.
-      const upTo = feed.delivered;
       const replayed = kept.events.filter((event) => event.seq <= upTo);
       if (replayed[0] && replayed[0].seq !== after + 1) throw new Error('the history skipped events');
       for (const event of replayed) socket.send(event);
@@ -248,6 +294,8 @@ export function createEventFanout(deps: {
           held: [],
           syncing: undefined,
           reading: undefined,
+          gone: false,
+          stalls: 0,
         };
         created.unsubscribe = bus.subscribe(`project.${projectId}`, (event) =>
           heard(created, event as ProjectEvent),

@@ -189,10 +189,15 @@ export function createEventSockets(deps: {
       state.open = true;
       sockets.add(ws);
       state.unwatch = fanout.watch(state.projectId);
-      join(ws).catch((error: unknown) => {
-        if (error instanceof ProjectGoneError) return cut(ws, 'projectDeleted');
-        log.warn({ err: error, project_id: state.projectId }, 'events replay failed');
-        cut(ws, 'replayFailed');
+      // Not inside `open`: it runs within the cork of the (asynchronous) upgrade, where a send or subscribe can
+      // make uWS close the new socket (uNetworking/uWebSockets#1928, fixed upstream by PR #1929).
+      setImmediate(() => {
+        if (!state.open) return;
+        join(ws).catch((error: unknown) => {
+          if (error instanceof ProjectGoneError) return cut(ws, 'projectDeleted');
+          log.warn({ err: error, project_id: state.projectId }, 'events replay failed');
+          cut(ws, 'replayFailed');
+        });
       });
     },
     close(ws) {

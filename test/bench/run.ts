@@ -7,7 +7,9 @@ import { join } from 'node:path';
 const dir = fileURLToPath(new URL('.', import.meta.url));
 const only = process.argv.slice(2);
 const benches = readdirSync(dir)
+  // bare-*: a baseline server a bench starts; *-clients: a bench's client child process (events-clients.ts).
   .filter((file) => file.endsWith('.ts') && file !== 'run.ts' && !file.startsWith('bare-'))
+  .filter((file) => !file.endsWith('-clients.ts'))
   .filter((file) => only.length === 0 || only.some((name) => file.startsWith(name)));
 let failed = 0;
 for (const file of benches) {

@@ -1,13 +1,15 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { MetricsRegistry } from './metrics.ts';
 
+const SAMPLER_RESOLUTION_MS = 20;
+
 /**
  * Process gauges read at scrape time: resident memory, heap in use, and the event-loop delay (p99 over the
  * last scrape interval; the sampler's histogram is reset on every read). Returns a function that stops the
  * sampler.
  */
 export function registerProcessMetrics(registry: MetricsRegistry): () => void {
-  const loopDelay = monitorEventLoopDelay({ resolution: 20 });
+  const loopDelay = monitorEventLoopDelay({ resolution: SAMPLER_RESOLUTION_MS });
   loopDelay.enable();
   registry.gauge(
     { name: 'mf_process_resident_memory_bytes', help: 'Resident set size of the process.', labels: [] },
@@ -24,7 +26,9 @@ export function registerProcessMetrics(registry: MetricsRegistry): () => void {
     },
     () => {
       // Before the first sample the histogram reports NaN percentiles and a huge minimum: report 0.
-      const p99 = loopDelay.count > 0 ? loopDelay.percentile(99) / 1e9 : 0;
+      // The sampler records the time between its timer's runs, so an idle loop reads its resolution.
+      const p99 =
+        loopDelay.count > 0 ? Math.max(0, loopDelay.percentile(99) / 1e6 - SAMPLER_RESOLUTION_MS) / 1000 : 0;
       loopDelay.reset();
       return [[[], p99]];
     },

@@ -1,6 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createMetricsRegistry, DEFAULT_BUCKETS } from '../../src/observability/index.ts';
+import {
+  createMetricsRegistry,
+  DEFAULT_BUCKETS,
+  registerProcessMetrics,
+} from '../../src/observability/index.ts';
 import { invalidPrometheusLines, sampleValue } from '../helpers/prometheus.ts';
 
 describe('metrics registry', () => {
@@ -195,5 +199,17 @@ describe('metrics registry', () => {
     );
     assert.throws(() => counter.inc(['only-one']), /takes 2 label values/);
     assert.throws(() => counter.inc(['a', 'b'], -1), /only goes up/);
+  });
+
+  it('reports an idle event loop as lagging by about nothing, not by the sampler’s resolution', async () => {
+    const registry = createMetricsRegistry();
+    const stop = registerProcessMetrics(registry);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const lag = sampleValue(registry.render(), 'mf_nodejs_eventloop_lag_seconds');
+      assert.ok(lag !== undefined && lag >= 0 && lag < 0.015, `idle loop lag ${lag} s`);
+    } finally {
+      stop();
+    }
   });
 });

@@ -148,7 +148,11 @@ export function startHttpServer(options: {
             if (request.aborted) return;
             const accepted = response.body instanceof SocketUpgrade ? response.body : undefined;
             if (!accepted) return write(res, { ...response, closeConnection: true });
-            res.cork(() => res.upgrade(accepted.data as T, key, protocol, extensions, context));
+            // Not corked, unlike every other asynchronous write: uWS's cork() can take a socket upgraded inside
+            // it for the HTTP response it was and close it (uNetworking/uWebSockets#1928, fixed upstream by PR
+            // #1929, not in this build); the maintainers' workaround is an uncorked upgrade. uWS prints a warning
+            // about it to stderr, a few times per process.
+            res.upgrade(accepted.data as T, key, protocol, extensions, context);
           })
           .catch((error: unknown) => {
             log.error({ err: error }, 'socket handshake failed outside the pipeline');

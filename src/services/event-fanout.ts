@@ -266,12 +266,13 @@ export function createEventFanout(deps: {
         if (feed.reading === reading) feed.reading = undefined;
       }
       if (!socket.open || !feed.active) return;
-      if (!kept.complete) {
+      const replayed = kept.events.filter((event) => event.seq <= upTo);
+      // Events up to `upTo` were committed, so written, before the read began: none read means none kept.
+      if (!kept.complete || (replayed.length === 0 && after < upTo)) {
         socket.reset(feed.delivered);
         after = feed.delivered;
         continue;
       }
-      const replayed = kept.events.filter((event) => event.seq <= upTo);
       if (replayed[0] && replayed[0].seq !== after + 1) throw new Error('the history skipped events');
       for (const event of replayed) socket.send(event);
       after = replayed.at(-1)?.seq ?? after;

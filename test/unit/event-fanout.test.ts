@@ -918,6 +918,17 @@ describe('EventFanout', () => {
       assert.deepEqual(kept.socket.log, [4, 5, 6, 7, 'live']);
     });
 
+    it('sends reset(headSeq) when a history that says it is complete holds nothing the client asks for', async () => {
+      const w = world();
+      w.commit(6);
+      await w.store.history.deleteProject(P); // removed by hand, say: nothing kept, yet nothing "forgotten"
+      const emptied = w.connect(2);
+      await emptied.done;
+      assert.deepEqual(emptied.socket.log, ['reset 6', 'live']);
+      w.commit(1);
+      assert.deepEqual(emptied.socket.log, ['reset 6', 'live', 7]);
+    });
+
     it('stops a join whose socket closed: nothing more is sent, it never goes live', async () => {
       const w = world();
       w.commit(4);

@@ -43,6 +43,14 @@ export function eventsRoute(options: {
           },
         );
       }
+      // RFC 6455 §4.2.1: a handshake asks to upgrade the connection; one that also asks to close it is broken.
+      const connection = (ctx.headers.connection ?? '')
+        .toLowerCase()
+        .split(',')
+        .map((token) => token.trim());
+      if (!connection.includes('upgrade') || connection.includes('close')) {
+        throw new AppError('bad_request', 'A WebSocket handshake needs Connection: Upgrade');
+      }
       const origin = ctx.headers.origin;
       if (origin !== undefined && !options.allowedOrigins.includes(origin)) {
         throw new AppError('forbidden', 'Origin not allowed');

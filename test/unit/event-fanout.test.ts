@@ -752,29 +752,6 @@ describe('EventFanout', () => {
       assert.deepEqual(later.socket.log, [1, 2, 3, 4, 5, 'live']);
     });
 
-    it('skips, with a warning and without throwing, the events the history no longer has', async () => {
-      const w = world();
-      const { socket } = w.connect(0);
-      await flush();
-      w.commit(1);
-      w.commit(2, 'lose'); // 2, 3
-      w.store.forget(P, 3);
-      w.commit(1); // 4: a gap the history cannot fill
-      await flush();
-      w.commit(1);
-      await flush();
-      assert.deepEqual(socket.seqs.slice(0, 1), [1]);
-      assert.deepEqual(socket.seqs.at(-1), 5, 'later events flow');
-      assert.ok(
-        socket.seqs.every((seq, i) => i === 0 || seq > socket.seqs[i - 1]!),
-        'in order, none twice',
-      );
-      assert.deepEqual(
-        logged(w).filter((line) => /events skipped/.test(line)),
-        ['40 events skipped: no longer in the history'],
-      );
-    });
-
     it('skips, with a warning, the events the history no longer has, and delivers those it has', async () => {
       const w = world();
       const { socket } = w.connect(0);

@@ -2,7 +2,7 @@
 // server (jongodb unless MF_TEST_MONGO=container). Each describe works in a database of its own.
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Db } from 'mongodb';
+import { BSON, type Db } from 'mongodb';
 import { createMongoProjects } from '../../src/adapters/mongo/projects.ts';
 import { createMongoAssets } from '../../src/adapters/mongo/assets.ts';
 import { createMongoThread } from '../../src/adapters/mongo/thread.ts';
@@ -422,5 +422,471 @@ describe('mongo event history', () => {
     await assert.rejects(history.append('prj_bad', [event('prj_bad', 0)], t0), /seq 0/);
     await assert.rejects(createMongoEventHistory(db, { bucketSize: 0 }), /bucketSize/);
     await assert.rejects(createMongoEventHistory(db, { keepEvents: 1.5 }), /keepEvents/);
+    await assert.rejects(createMongoEventHistory(db, { bucketBytes: 0 }), /bucketBytes/);
+  });
+
+  /** An event of about 1 050 BSON bytes: three fit in 3 500 bytes, four do not. */
+  const padded = (projectId: string, seq: number, tag = 'first'): ProjectEvent =>
+    event(projectId, seq, { n: seq, tag, pad: 'x'.repeat(900) });
+  /** An event of about 10 KB. */
+  const huge = (projectId: string, seq: number, tag = 'first'): ProjectEvent =>
+    event(projectId, seq, { n: seq, tag, pad: 'é'.repeat(5000) });
+
+  /**
+   * The project's stored buckets as `[first_seq, last_seq]`, oldest first, checked on the way: each holds its
+   * seqs in order without a gap, each starts right after the previous one, and each is within the limits
+   * (by bytes unless it holds a single event).
+   */
+  async function layout(
+    projectId: string,
+    limits: { bucketSize?: number; bucketBytes?: number } = {},
+  ): Promise<[number, number][]> {
+    const { bucketSize = 100, bucketBytes = 1024 * 1024 } = limits;
+    const docs = await db
+      .collection<{ first_seq: number; last_seq: number; events: ProjectEvent[] }>('project_event_buckets')
+      .find({ project_id: projectId })
+      .sort({ last_seq: 1 })
+      .toArray();
+    docs.forEach((doc, i) => {
+      assert.deepEqual(seqsOf(doc.events), range(doc.first_seq, doc.last_seq), 'seqs in order, no gap');
+      if (i > 0) assert.equal(doc.first_seq, docs[i - 1]!.last_seq + 1, 'each bucket follows the previous');
+      assert.ok(doc.events.length <= bucketSize, `${doc.events.length} events in a bucket`);
+      const bytes = doc.events.reduce((sum, e) => sum + BSON.calculateObjectSize(e), 0);
+      assert.ok(
+        doc.events.length === 1 || bytes <= bucketBytes,
+        `${bytes} bytes in ${doc.events.length} events`,
+      );
+    });
+    return docs.map((doc) => [doc.first_seq, doc.last_seq]);
+  }
+
+  /**
+   * The same database, counting the calls made on its collections' `find`, `deleteMany` and `replaceOne`;
+   * the `replaceOne` call that brings its count to `failAt` fails instead.
+   */
+  function watch(target: Db) {
+    const calls = { find: 0, deleteMany: 0, replaceOne: 0 };
+    const watched = { db: target, calls, failAt: 0 };
+    watched.db = new Proxy(target, {
+      get(base, prop) {
+        const value: unknown = Reflect.get(base, prop);
+        if (prop !== 'collection') return typeof value === 'function' ? value.bind(base) : value;
+        return (...args: Parameters<Db['collection']>) =>
+          new Proxy(base.collection(...args), {
+            get(collection, name) {
+              const member: unknown = Reflect.get(collection, name);
+              if (typeof member !== 'function') return member;
+              return (...callArgs: unknown[]) => {
+                if (name === 'find' || name === 'deleteMany' || name === 'replaceOne') {
+                  if (++calls[name] === watched.failAt && name === 'replaceOne') {
+                    return Promise.reject(new Error('write failed'));
+                  }
+                }
+                return member.apply(collection, callArgs) as unknown;
+              };
+            },
+          });
+      },
+    });
+    return watched;
+  }
+
+  it('reads nothing for an append right after the one this process wrote last, also when that one split', async () => {
+    // keepEvents 5 makes every append that starts a bucket prune (nothing is old enough to go).
+    const limits = { bucketSize: 4, bucketBytes: 3500, keepEvents: 5 };
+    const watched = watch(db);
+    const history = await createMongoEventHistory(watched.db, limits);
+    const p = 'prj_cache';
+    const mixed = (seq: number) => (seq % 5 === 0 ? huge(p, seq) : padded(p, seq));
+    // The first append reads (and deletes whatever a lost attempt left); none of the later ones do.
+    await history.append(p, [mixed(1)], t0);
+    assert.deepEqual({ ...watched.calls }, { find: 1, deleteMany: 1, replaceOne: 1 });
+    for (const [from, to] of [
+      [2, 6],
+      [7, 7],
+      [8, 13],
+      [14, 14],
+      [15, 15],
+      [16, 21],
+    ] as const) {
+      await history.append(p, range(from, to).map(mixed), at(from));
+    }
+    assert.equal(watched.calls.find, 1, 'no read after the first append');
+    assert.equal(
+      watched.calls.deleteMany,
+      1 + 5,
+      'deletes only to prune, once per append that starts a bucket',
+    );
+    assert.deepEqual(await layout(p, limits), [
+      [1, 3],
+      [4, 4],
+      [5, 5],
+      [6, 8],
+      [9, 9],
+      [10, 10],
+      [11, 13],
+      [14, 14],
+      [15, 15],
+      [16, 18],
+      [19, 19],
+      [20, 20],
+      [21, 21],
+    ]);
+    assert.deepEqual((await history.since(p, 0)).events, range(1, 21).map(mixed));
+  });
+
+  it('stores 60 events of 300 KB each (the whole project in project.updated) in buckets of at most ~1 MiB', async (t) => {
+    const history = await createMongoEventHistory(db);
+    const p = 'prj_big';
+    const context = '山'.repeat(100_000); // 300 000 bytes of UTF-8
+    const updated = (seq: number): ProjectEvent =>
+      event(p, seq, { project: { id: p, name: `Edit ${seq}`, context_md: context } });
+    const times: number[] = [];
+    for (let seq = 1; seq <= 60; seq++) {
+      const started = performance.now();
+      await history.append(p, [updated(seq)], at(seq));
+      times.push(performance.now() - started);
+    }
+    // A small edit after them all (with buckets of 100 seqs, this and every later edit failed).
+    const renamed = event(p, 61, { project: { id: p, name: 'Renamed' } });
+    await history.append(p, [renamed], at(61));
+    const total = times.reduce((sum, ms) => sum + ms, 0);
+    t.diagnostic(
+      `60 appends of 300 KB: ${total.toFixed(0)} ms in all, mean ${(total / 60).toFixed(1)} ms, ` +
+        `first 10 ${(times.slice(0, 10).reduce((s, ms) => s + ms, 0) / 10).toFixed(1)} ms, ` +
+        `last 10 ${(times.slice(-10).reduce((s, ms) => s + ms, 0) / 10).toFixed(1)} ms, max ${Math.max(...times).toFixed(0)} ms`,
+    );
+
+    const expected = [...range(1, 60).map(updated), renamed];
+    const { events, complete } = await history.since(p, 0);
+    assert.equal(complete, true);
+    assert.equal(events.length, 61);
+    assert.deepEqual(events, expected);
+    const fresh = await createMongoEventHistory(db);
+    assert.deepEqual((await fresh.since(p, 45)).events, expected.slice(45));
+
+    // Three 300 KB events per bucket (four would pass 1 MiB); the small one joins the last.
+    assert.deepEqual(await layout(p), [
+      ...range(0, 18).map((i): [number, number] => [i * 3 + 1, i * 3 + 3]),
+      [58, 61],
+    ]);
+    const docs = await db.collection('project_event_buckets').find({ project_id: p }).toArray();
+    for (const doc of docs) {
+      assert.ok(BSON.calculateObjectSize(doc) <= 2 * 1024 * 1024, `${doc._id}: BSON within 2 MiB`);
+      assert.ok(Buffer.byteLength(JSON.stringify(doc)) <= 2 * 1024 * 1024, `${doc._id}: JSON within 2 MiB`);
+    }
+  });
+
+  it('replaces from the middle of a range of buckets: truncates the one holding the seq, drops those after', async () => {
+    const limits = { bucketBytes: 3500 };
+    const history = await createMongoEventHistory(db, limits);
+    const p = 'prj_middle';
+    for (let start = 1; start <= 20; start += 4) {
+      const seqs = range(start, Math.min(start + 3, 20));
+      await history.append(
+        p,
+        seqs.map((seq) => padded(p, seq)),
+        t0,
+      );
+    }
+    assert.deepEqual(await layout(p, limits), [
+      [1, 3],
+      [4, 6],
+      [7, 9],
+      [10, 12],
+      [13, 15],
+      [16, 18],
+      [19, 20],
+    ]);
+
+    // An attempt wrote 8..20 and its commit failed; the rerun gives out 8.. again, fewer of them.
+    const rerun = range(8, 11).map((seq) => padded(p, seq, 'rerun'));
+    await history.append(p, rerun, at(100));
+    assert.deepEqual(await layout(p, limits), [
+      [1, 3],
+      [4, 6],
+      [7, 9],
+      [10, 11],
+    ]);
+    assert.deepEqual((await history.since(p, 0)).events, [
+      ...range(1, 7).map((seq) => padded(p, seq)),
+      ...rerun,
+    ]);
+
+    // Without a cache (another node), from a seq that starts a bucket: the full bucket before stays as it is.
+    const fresh = await createMongoEventHistory(db, limits);
+    const again = [4, 5].map((seq) => padded(p, seq, 'again'));
+    await fresh.append(p, again, at(200));
+    assert.deepEqual(await layout(p, limits), [
+      [1, 3],
+      [4, 5],
+    ]);
+    // The first node remembers 10..11, which is gone: appending 6 reads the bucket holding 5.
+    const next = padded(p, 6, 'next');
+    await history.append(p, [next], at(300));
+    assert.deepEqual(await layout(p, limits), [
+      [1, 3],
+      [4, 6],
+    ]);
+    const { events, complete } = await fresh.since(p, 0);
+    assert.equal(complete, true);
+    assert.deepEqual(events, [...range(1, 3).map((seq) => padded(p, seq)), ...again, next]);
+  });
+
+  it('packs small events up to the limits and gives an event larger than the byte limit a bucket of its own', async () => {
+    const limits = { bucketSize: 8, bucketBytes: 4096 };
+    const history = await createMongoEventHistory(db, limits);
+    const p = 'prj_mixed';
+    const mixed = (seq: number) => (seq % 10 === 5 ? huge(p, seq) : event(p, seq));
+    for (let start = 1; start <= 40; start += 3) {
+      const seqs = range(start, Math.min(start + 2, 40));
+      await history.append(p, seqs.map(mixed), at(start));
+    }
+    assert.deepEqual(await layout(p, limits), [
+      [1, 4],
+      [5, 5],
+      [6, 13],
+      [14, 14],
+      [15, 15],
+      [16, 23],
+      [24, 24],
+      [25, 25],
+      [26, 33],
+      [34, 34],
+      [35, 35],
+      [36, 40],
+    ]);
+    const { events, complete } = await history.since(p, 0);
+    assert.equal(complete, true);
+    assert.deepEqual(events, range(1, 40).map(mixed));
+    assert.deepEqual(seqsOf((await history.since(p, 14)).events), range(15, 40));
+  });
+
+  it('keeps the same buckets whether or not this process remembers the last one (splits, reruns, redeliveries)', async () => {
+    const limits = { bucketSize: 4, bucketBytes: 3500 };
+    const warm = await createMongoEventHistory(db, limits);
+    const ev = (p: string, seq: number, tag: string) =>
+      seq % 7 === 0 ? huge(p, seq, tag) : seq % 3 === 0 ? event(p, seq, { tag }) : padded(p, seq, tag);
+    const steps: [from: number, to: number, tag: string][] = [
+      [1, 5, 'a'],
+      [6, 6, 'a'],
+      [7, 12, 'a'],
+      [11, 12, 'redelivered'],
+      [13, 20, 'stale'],
+      [13, 14, 'rerun'],
+      ...range(0, 3).map((i): [number, number, string] => [15 + i * 5, 19 + i * 5, 'b']),
+      [22, 23, 'middle'],
+      [24, 26, 'c'],
+      [27, 27, 'c'],
+    ];
+    for (const [i, [from, to, tag]] of steps.entries()) {
+      const cold = await createMongoEventHistory(db, limits);
+      await warm.append(
+        'prj_warm',
+        range(from, to).map((seq) => ev('prj_warm', seq, tag)),
+        at(i),
+      );
+      await cold.append(
+        'prj_cold',
+        range(from, to).map((seq) => ev('prj_cold', seq, tag)),
+        at(i),
+      );
+      assert.deepEqual(await layout('prj_warm', limits), await layout('prj_cold', limits), `step ${i}`);
+    }
+    const tags = (events: ProjectEvent[]) => events.map((e) => [e.seq, e.data.tag]);
+    const warmEvents = (await warm.since('prj_warm', 0)).events;
+    assert.deepEqual(tags(warmEvents), tags((await warm.since('prj_cold', 0)).events));
+    assert.deepEqual(tags(warmEvents), [
+      ...range(1, 10).map((seq) => [seq, 'a']),
+      [11, 'redelivered'],
+      [12, 'redelivered'],
+      [13, 'rerun'],
+      [14, 'rerun'],
+      ...range(15, 21).map((seq) => [seq, 'b']),
+      [22, 'middle'],
+      [23, 'middle'],
+      ...range(24, 27).map((seq) => [seq, 'c']),
+    ]);
+  });
+
+  it('leaves a gapless prefix when a write fails between buckets, and the redelivered append writes it all', async () => {
+    const limits = { bucketBytes: 3500 };
+    const watched = watch(db);
+    const history = await createMongoEventHistory(watched.db, limits);
+    const p = 'prj_crash';
+    await history.append(
+      p,
+      [1, 2].map((seq) => padded(p, seq)),
+      t0,
+    );
+
+    // 3..10: the bucket holding 2 gets 3, then 4..6 and 7..9 and 10 are new. The third write (7..9) fails.
+    watched.calls.replaceOne = 0;
+    watched.failAt = 3;
+    const batch = range(3, 10).map((seq) => padded(p, seq, 'batch'));
+    await assert.rejects(history.append(p, batch, at(10)), /write failed/);
+    assert.deepEqual(await layout(p, limits), [
+      [1, 3],
+      [4, 6],
+    ]);
+    assert.deepEqual(await history.since(p, 0), {
+      events: [padded(p, 1), padded(p, 2), ...batch.slice(0, 4)],
+      complete: true,
+    });
+
+    watched.failAt = 0;
+    await history.append(p, batch, at(20));
+    assert.deepEqual(await layout(p, limits), [
+      [1, 3],
+      [4, 6],
+      [7, 9],
+      [10, 10],
+    ]);
+    assert.deepEqual((await history.since(p, 0)).events, [padded(p, 1), padded(p, 2), ...batch]);
+  });
+
+  it('prunes variable buckets only when older than both limits, never the newest one', async () => {
+    const limits = { bucketBytes: 3500, keepEvents: 10, keepMs: 1000 };
+    const history = await createMongoEventHistory(db, limits);
+    const p = 'prj_prune_bytes';
+    const write = async (from: number, to: number, now: Date) => {
+      for (let seq = from; seq <= to; seq++) await history.append(p, [padded(p, seq)], now);
+    };
+
+    await write(1, 12, t0);
+    assert.deepEqual(await layout(p, limits), [
+      [1, 3],
+      [4, 6],
+      [7, 9],
+      [10, 12],
+    ]);
+    // Later, 13 starts a bucket (head 13): 1..3 is old and outside the last 10 (4..13); 4..6 holds some.
+    await write(13, 15, at(2000));
+    assert.deepEqual(await layout(p, limits), [
+      [4, 6],
+      [7, 9],
+      [10, 12],
+      [13, 15],
+    ]);
+    let since = await history.since(p, 0);
+    assert.deepEqual(seqsOf(since.events), range(4, 15));
+    assert.equal(since.complete, false);
+    assert.equal((await history.since(p, 3)).complete, true);
+
+    // At 2500 ms (cutoff 1500 ms), up to head 40: what was written at 0 ms goes once outside the last 10;
+    // 13..15 was written at 2000 ms, so it stays although outside the last 10 (31..40).
+    await write(16, 40, at(2500));
+    assert.deepEqual(await layout(p, limits), [
+      [13, 15],
+      ...range(0, 7).map((i): [number, number] => [16 + i * 3, 18 + i * 3]),
+      [40, 40],
+    ]);
+    since = await history.since(p, 12);
+    assert.deepEqual(seqsOf(since.events), range(13, 40));
+    assert.equal(since.complete, true);
+
+    // Much later, starting 43 (head 43) leaves exactly the buckets holding the last 10 (34..43).
+    await write(41, 43, at(10_000));
+    assert.deepEqual(await layout(p, limits), [
+      [34, 36],
+      [37, 39],
+      [40, 42],
+      [43, 43],
+    ]);
+
+    // Buckets of one large event each: with keepEvents 1 and keepMs 0 only the newest one is left.
+    const tight = await createMongoEventHistory(db, { bucketBytes: 4096, keepEvents: 1, keepMs: 0 });
+    for (let seq = 1; seq <= 5; seq++) await tight.append('prj_tight', [huge('prj_tight', seq)], at(seq));
+    assert.deepEqual(await layout('prj_tight', { bucketBytes: 4096 }), [[5, 5]]);
+    assert.deepEqual(await tight.since('prj_tight', 4), { events: [huge('prj_tight', 5)], complete: true });
+    assert.equal((await tight.since('prj_tight', 3)).complete, false);
+  });
+
+  it('reads and continues documents written with fixed buckets of 100 seqs', async () => {
+    const p = 'prj_legacy';
+    await db.collection<{ _id: string } & Record<string, unknown>>('project_event_buckets').insertMany([
+      {
+        _id: `${p}:0`,
+        project_id: p,
+        bucket: 0,
+        first_seq: 1,
+        last_seq: 100,
+        events: range(1, 100).map((seq) => event(p, seq)),
+        updated_at: t0,
+      },
+      {
+        _id: `${p}:1`,
+        project_id: p,
+        bucket: 1,
+        first_seq: 101,
+        last_seq: 130,
+        events: range(101, 130).map((seq) => event(p, seq)),
+        updated_at: t0,
+      },
+    ]);
+    const history = await createMongoEventHistory(db);
+    assert.deepEqual(await history.since(p, 0), {
+      events: range(1, 130).map((seq) => event(p, seq)),
+      complete: true,
+    });
+    assert.deepEqual(seqsOf((await history.since(p, 110)).events), range(111, 130));
+
+    // New events fill the last old bucket up to 100, then start new ones.
+    await appendRange(history, p, 131, 210, at(10), 7);
+    assert.deepEqual(await layout(p), [
+      [1, 100],
+      [101, 200],
+      [201, 210],
+    ]);
+    // Replacing from the middle of an old bucket truncates it in place.
+    const fresh = await createMongoEventHistory(db);
+    const again = [150, 151].map((seq) => event(p, seq, { again: true }));
+    await fresh.append(p, again, at(20));
+    assert.deepEqual(await layout(p), [
+      [1, 100],
+      [101, 151],
+    ]);
+    const ids = await db
+      .collection<{ _id: string; project_id: string }>('project_event_buckets')
+      .find({ project_id: p })
+      .toArray();
+    assert.deepEqual(ids.map((doc) => doc._id).sort(), [`${p}:0`, `${p}:1`]);
+    assert.deepEqual((await fresh.since(p, 0)).events, [
+      ...range(1, 149).map((seq) => event(p, seq)),
+      ...again,
+    ]);
+
+    // An old bucket already past the byte limit (e.g. the one a project got stuck on) gets no more events.
+    const q = 'prj_legacy_big';
+    await db.collection<{ _id: string } & Record<string, unknown>>('project_event_buckets').insertOne({
+      _id: `${q}:0`,
+      project_id: q,
+      bucket: 0,
+      first_seq: 1,
+      last_seq: 10,
+      events: range(1, 10).map((seq) => padded(q, seq)),
+      updated_at: t0,
+    });
+    const small = await createMongoEventHistory(db, { bucketBytes: 3500 });
+    await small.append(q, [padded(q, 11)], at(30));
+    await small.append(q, [padded(q, 12)], at(31));
+    const stored = await db
+      .collection<{ _id: string; project_id: string; first_seq: number; last_seq: number }>(
+        'project_event_buckets',
+      )
+      .find({ project_id: q })
+      .sort({ last_seq: 1 })
+      .toArray();
+    assert.deepEqual(
+      stored.map((doc) => [doc._id, doc.first_seq, doc.last_seq]),
+      [
+        [`${q}:0`, 1, 10],
+        [`${q}@11`, 11, 12],
+      ],
+    );
+    assert.deepEqual(
+      (await small.since(q, 0)).events,
+      range(1, 12).map((seq) => padded(q, seq)),
+    );
   });
 });

@@ -5,7 +5,7 @@ import type { ApiKeysRepository } from '../ports/api-keys-repository.ts';
 import type { ProjectsRepository } from '../ports/projects-repository.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { MetricsRegistry } from '../observability/metrics.ts';
-import { createEventFanout, ProjectGoneError, type EventFanout } from '../services/event-fanout.ts';
+import { createEventFanout, ProjectGoneError } from '../services/event-fanout.ts';
 import { startPeriodicTask, type PeriodicTask } from '../services/periodic-task.ts';
 import type { HttpServer, ServerSocket } from './server.ts';
 
@@ -14,7 +14,7 @@ export interface EventSocketRequest {
   projectId: string;
   /** Narrows the socket to one video's events plus project-wide ones. */
   videoId: string | null;
-  /** Replay the kept events after this seq first; null: live only. */
+  /** Replay the kept events after this seq first; null: live from the handshake on (`headSeq`). */
   since: number | null;
   /** The project's seq when the handshake was checked (a `since` beyond it is unknown to the service). */
   headSeq: number;
@@ -31,7 +31,7 @@ interface SocketState extends EventSocketRequest {
 export const CLOSE = {
   /** The project was deleted. */
   projectDeleted: [1000, 'Project deleted'],
-  /** The key was revoked (or its user removed) while the socket was open. */
+  /** The key was revoked (or removed) while the socket was open. */
   keyRevoked: [1008, 'API key revoked'],
   /** The replay could not be read: reconnect with since=. */
   replayFailed: [1011, 'Could not replay events: reconnect with since='],
@@ -56,12 +56,10 @@ export interface EventSocketsOptions {
 
 /** The node's events sockets: served on the HTTP front, fed by the fan-out. */
 export interface EventSockets {
-  fanout: EventFanout;
   /** Starts the periodic checks. */
   start(): void;
   /** Closes every socket (1012: reconnect elsewhere) and stops the checks. */
   stop(): Promise<void>;
-  readonly open: number;
 }
 
 /** The pattern of the events route on uWS (`:project_id` is read from the handshake's checked params). */
@@ -75,8 +73,8 @@ const videoTopic = (projectId: string, videoId: string | null) =>
 /**
  * The events WebSocket (CONTRACT §4, §4.2) on uWebSockets.js pub/sub: every event is published once to its
  * project's topic and once to its video's (narrowed sockets subscribe to that and to the project-wide one), so
- * uWS frames each message once for all of a node's sockets. A socket with `since` replays first and subscribes
- * only once it has caught up (see EventFanout). A socket that falls behind by `maxBufferedBytes` is closed
+ * uWS frames each message once for all of a node's sockets. A socket joins through the fan-out: it replays
+ * what it missed and subscribes only once it has caught up (see EventFanout). A socket that falls behind by `maxBufferedBytes` is closed
  * with 1013 — uWS's own limit is off, because past it uWS drops messages silently, close frame included.
  */
 export function createEventSockets(deps: {
@@ -189,8 +187,8 @@ export function createEventSockets(deps: {
       state.open = true;
       sockets.add(ws);
       state.unwatch = fanout.watch(state.projectId);
-      // Not inside `open`: it runs within the cork of the (asynchronous) upgrade, where a send or subscribe can
-      // make uWS close the new socket (uNetworking/uWebSockets#1928, fixed upstream by PR #1929).
+      // After `open` has returned, not in it: `open` runs inside the upgrade, where a send can make uWS close the
+      // new socket (uNetworking/uWebSockets.js#1108; see also the uncorked upgrade in server.ts).
       setImmediate(() => {
         if (!state.open) return;
         join(ws).catch((error: unknown) => {
@@ -228,7 +226,6 @@ export function createEventSockets(deps: {
   }
 
   return {
-    fanout,
     start() {
       backpressure = setInterval(() => {
         for (const ws of sockets) if (ws.getBufferedAmount() > options.maxBufferedBytes) cut(ws, 'tooSlow');
@@ -245,9 +242,6 @@ export function createEventSockets(deps: {
       clearInterval(backpressure);
       await recheck?.stop();
       closeWhere(() => true, 'restart');
-    },
-    get open() {
-      return sockets.size;
     },
   };
 }

@@ -1,3 +1,3 @@
-// The Piscina export pool (DESIGN.md §1): pure ffmpeg-graph builders and a thin runner arrive with the export
-// issue. Nothing runs here yet.
-export {};
+// The Piscina export pool (DESIGN.md §1): so far the pure ffmpeg-argument builders of `export/`; the runner
+// and the pool arrive with the rest of the export issue.
+export * from './export/index.ts';

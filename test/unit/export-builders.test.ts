@@ -1,0 +1,225 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  clipFrames,
+  exportCommand,
+  inputArgs,
+  outputSize,
+  parseProgress,
+  pictureDurationSec,
+  pictureGraph,
+  ProgressParser,
+  type ExportPlan,
+  type ExportSource,
+  type PictureClip,
+  type SoundClip,
+} from '../../workers/export/index.ts';
+
+const video: ExportSource = {
+  path: '/staged/clip.mp4',
+  demuxer: 'mov',
+  kind: 'video',
+  durationSec: 10,
+  video: { codec: 'h264', width: 1920, height: 1080, fps: 25, pixFmt: 'yuv420p' },
+  audio: { codec: 'aac', sampleRate: 44_100, channels: 2 },
+};
+const image: ExportSource = {
+  path: '/staged/still.png',
+  demuxer: 'png_pipe',
+  kind: 'image',
+  durationSec: null,
+};
+const voice: ExportSource = {
+  path: '/staged/voice.mp3',
+  demuxer: 'mp3',
+  kind: 'audio',
+  durationSec: 8,
+  audio: { codec: 'mp3', sampleRate: 44_100, channels: 1 },
+};
+
+const clip = (source: ExportSource, durationSec: number, trimStartSec = 0): PictureClip => ({
+  source,
+  trimStartSec,
+  durationSec,
+  volume: 1,
+});
+
+function plan(picture: PictureClip[], fit: 'fit' | 'fill' = 'fit', sounds: SoundClip[] = []): ExportPlan {
+  return {
+    picture,
+    sounds,
+    output: { width: 720, height: 1280, fps: 30, fit, path: '/out/export.mp4' },
+    filters: { loudnorm: true, sidechaincompress: true },
+  };
+}
+
+/** The options given before each `-i`, one array per input. */
+function inputs(args: string[]): string[][] {
+  const found: string[][] = [];
+  let current: string[] = [];
+  for (let i = 0; i < args.length; i += 1) {
+    if (args[i] === '-i') {
+      found.push([...current, '-i', args[i + 1]!]);
+      current = [];
+      i += 1;
+    } else current.push(args[i]!);
+  }
+  assert.deepEqual(current, [], 'options after the last -i');
+  return found;
+}
+
+/** The value following `flag` in an option list. */
+const option = (args: string[], flag: string): string | undefined => {
+  const at = args.indexOf(flag);
+  return at < 0 ? undefined : args[at + 1];
+};
+
+describe('export builders', () => {
+  it('sizes every aspect ratio with a short side of 720 px', () => {
+    assert.deepEqual(outputSize('9:16'), { width: 720, height: 1280 });
+    assert.deepEqual(outputSize('1:1'), { width: 720, height: 720 });
+    assert.deepEqual(outputSize('4:5'), { width: 720, height: 900 });
+    assert.deepEqual(outputSize('16:9'), { width: 1280, height: 720 });
+    assert.deepEqual(outputSize('4:3'), { width: 960, height: 720 });
+  });
+
+  it('opens every input with the protocol allow-list and its probed demuxer, in the shared numbering', () => {
+    const sound: SoundClip = {
+      source: voice,
+      track: 'voice',
+      startSec: 1,
+      trimStartSec: 0.5,
+      durationSec: 3,
+      volume: 1,
+    };
+    const all = inputs(inputArgs(plan([clip(image, 2), clip(video, 4, 1.5)], 'fit', [sound])));
+    assert.equal(all.length, 3);
+    for (const args of all) {
+      assert.equal(option(args, '-protocol_whitelist'), 'file,pipe');
+      assert.ok(args.indexOf('-f') < args.indexOf('-i'), 'the demuxer is an input option');
+    }
+    assert.deepEqual(
+      all.map((args) => [option(args, '-f'), option(args, '-i')]),
+      [
+        ['png_pipe', 'file:/staged/still.png'],
+        ['mov', 'file:/staged/clip.mp4'],
+        ['mp3', 'file:/staged/voice.mp3'],
+      ],
+    );
+  });
+
+  it('loops an image at the output rate for its duration and seeks a video or sound to its trim', () => {
+    const sound: SoundClip = {
+      source: voice,
+      track: 'voice',
+      startSec: 0,
+      trimStartSec: 0.25,
+      durationSec: 2.5,
+      volume: 1,
+    };
+    const [still, trimmed, untrimmed, audio] = inputs(
+      inputArgs(plan([clip(image, 2.5), clip(video, 4, 1.5), clip(video, 3)], 'fit', [sound])),
+    );
+    assert.deepEqual(
+      [option(still!, '-loop'), option(still!, '-framerate'), option(still!, '-t'), option(still!, '-ss')],
+      ['1', '30', '2.5', undefined],
+    );
+    assert.deepEqual([option(trimmed!, '-ss'), option(trimmed!, '-t')], ['1.5', '4']);
+    assert.deepEqual([option(untrimmed!, '-ss'), option(untrimmed!, '-t')], [undefined, '3']);
+    assert.equal(option(untrimmed!, '-loop'), undefined);
+    assert.deepEqual([option(audio!, '-ss'), option(audio!, '-t')], ['0.25', '2.5']);
+  });
+
+  it('pads to the output size for fit and crops for fill, then 30 fps yuv420p into one concat', () => {
+    const clips = [clip(video, 2), clip(image, 1)];
+    const fit = pictureGraph(plan(clips, 'fit')).split(';');
+    assert.equal(fit.length, 3);
+    assert.match(
+      fit[0]!,
+      /^\[0:v\]setpts=PTS-STARTPTS,scale=720:1280:force_original_aspect_ratio=decrease,pad=720:1280:\(ow-iw\)\/2:\(oh-ih\)\/2:black,setsar=1,fps=30,format=yuv420p,tpad=stop_mode=clone:stop=60,trim=end_frame=60,setpts=PTS-STARTPTS\[vclip0\]$/,
+    );
+    assert.match(fit[1]!, /^\[1:v\].*trim=end_frame=30,setpts=PTS-STARTPTS\[vclip1\]$/);
+    assert.equal(fit[2], '[vclip0][vclip1]concat=n=2:v=1:a=0[vout]');
+
+    const fill = pictureGraph(plan(clips, 'fill'));
+    assert.match(fill, /scale=720:1280:force_original_aspect_ratio=increase,crop=720:1280,setsar=1,fps=30/);
+    assert.doesNotMatch(fill, /[,\]]pad=/);
+  });
+
+  it('cuts clips on the rounded timeline so the frames add up to the whole duration', () => {
+    // 1.01 s each: 30.3 frames. Rounding each alone gives 90 frames (3.0 s); the timeline gives 91 (3.033 s).
+    const three = plan([clip(video, 1.01), clip(video, 1.01), clip(video, 1.01)]);
+    assert.deepEqual(clipFrames(three), [30, 31, 30]);
+    assert.ok(Math.abs(pictureDurationSec(three) - 3.03) <= 0.5 / 30);
+    // A clip shorter than half a frame is left out of the concat rather than making an empty segment.
+    const tiny = plan([clip(video, 1), clip(image, 0.01), clip(video, 1)]);
+    assert.deepEqual(clipFrames(tiny), [30, 0, 30]);
+    assert.match(pictureGraph(tiny), /\[vclip0\]\[vclip2\]concat=n=2:v=1:a=0\[vout\]$/);
+    assert.throws(() => pictureGraph(plan([])), RangeError);
+  });
+
+  it('builds the argv in order: globals, inputs, graph, maps, encoders, length, output', () => {
+    const p = plan([clip(image, 1.5), clip(video, 2, 0.5)]);
+    const sound = 'anullsrc=r=48000:cl=stereo,atrim=0:3.5[aout]';
+    const args = exportCommand(p, sound);
+    assert.deepEqual(args.slice(0, 6), ['-hide_banner', '-nostdin', '-y', '-nostats', '-progress', 'pipe:1']);
+    const graphAt = args.indexOf('-filter_complex');
+    assert.deepEqual(args.slice(6, graphAt), inputArgs(p));
+    assert.equal(args[graphAt + 1], `${pictureGraph(p)};${sound}`);
+    assert.deepEqual(args.slice(graphAt + 2, graphAt + 6), ['-map', '[vout]', '-map', '[aout]']);
+    const tail = args.slice(graphAt + 6).join(' ');
+    assert.ok(
+      tail.includes(
+        '-c:v libx264 -preset veryfast -crf 20 -pix_fmt yuv420p -r 30 -c:a aac -ar 48000 -ac 2 -b:a 192k -movflags +faststart',
+      ),
+      tail,
+    );
+    assert.ok(tail.endsWith('-t 3.5 -f mp4 file:/out/export.mp4'), tail);
+    assert.equal(args.filter((a) => a === '-i').length, 2);
+  });
+
+  it('reads -progress blocks into a growing fraction, done at progress=end', () => {
+    const text = [
+      'frame=0',
+      'out_time_us=N/A',
+      'out_time_ms=N/A',
+      'progress=continue',
+      'frame=30',
+      'out_time_us=1000000',
+      'out_time_ms=1000000',
+      'out_time=00:00:01.000000',
+      'progress=continue',
+      'out_time_us=4000000',
+      'progress=continue',
+      'out_time_us=3900000',
+      'progress=end',
+      '',
+    ].join('\n');
+    assert.deepEqual(parseProgress(text, 4), [
+      { fraction: 0, done: false },
+      { fraction: 0.25, done: false },
+      { fraction: 1, done: false },
+      { fraction: 1, done: true },
+    ]);
+  });
+
+  it('treats out_time_ms as microseconds, like out_time_us', () => {
+    // ffmpeg 4.x writes no out_time_us: out_time_ms alone must not read 1000 times too far.
+    assert.deepEqual(parseProgress('out_time_ms=2000000\nprogress=continue\n', 8), [
+      { fraction: 0.25, done: false },
+    ]);
+    assert.deepEqual(parseProgress('out_time=00:00:06.000000\nprogress=continue\n', 8), [
+      { fraction: 0.75, done: false },
+    ]);
+  });
+
+  it('keeps a line split across chunks until its end arrives', () => {
+    const parser = new ProgressParser(10);
+    assert.deepEqual(parser.push('frame=12\nout_time_u'), []);
+    assert.deepEqual(parser.push('s=50'), []);
+    assert.deepEqual(parser.push('00000\r\nprogress=cont'), []);
+    assert.deepEqual(parser.push('inue\nout_time_us=-23220\nprog'), [{ fraction: 0.5, done: false }]);
+    assert.deepEqual(parser.push('ress=continue\n'), [{ fraction: 0.5, done: false }]);
+    assert.deepEqual(parser.push('out_time_us=10000000\nprogress=end\n'), [{ fraction: 1, done: true }]);
+  });
+});

@@ -1,0 +1,63 @@
+// The whole ffmpeg argv of a re-encoding export (without the binary): inputs, the picture and sound graphs,
+// the encoders and the output. The sound graph is a parameter because it is its own builder (sound-graph.ts);
+// anything with a final `[aout]` label fits.
+import { ffmpegSeconds, inputArgs } from './input-args.ts';
+import { pictureDurationSec, pictureGraph } from './picture-graph.ts';
+import type { ExportPlan } from './plan.ts';
+
+/** The ffmpeg arguments that render `plan` to `plan.output.path`, given the sound graph (ending in `[aout]`). */
+export function exportCommand(plan: ExportPlan, soundGraph: string): string[] {
+  const { fps, path } = plan.output;
+  return [
+    // No prompt, no stdin (the runner owns it), and machine-readable progress on stdout instead of the
+    // human status line on stderr, which then carries only the log.
+    '-hide_banner',
+    '-nostdin',
+    '-y',
+    '-nostats',
+    '-progress',
+    'pipe:1',
+    ...inputArgs(plan),
+    '-filter_complex',
+    `${pictureGraph(plan)};${soundGraph}`,
+    '-map',
+    '[vout]',
+    '-map',
+    '[aout]',
+    // Metadata and chapters would otherwise be copied from the first input: a user's file (camera, GPS, a
+    // title) has no business in another user's export.
+    '-map_metadata',
+    '-1',
+    '-map_chapters',
+    '-1',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'veryfast',
+    '-crf',
+    '20',
+    '-pix_fmt',
+    'yuv420p',
+    '-r',
+    String(fps),
+    '-c:a',
+    'aac',
+    '-ar',
+    '48000',
+    '-ac',
+    '2',
+    '-b:a',
+    '192k',
+    '-movflags',
+    '+faststart',
+    // The picture's frame-exact length (Σ clip durations on the frame grid) bounds the sound too: the graph
+    // may end later (a trailing music clip) but the file ends with its last frame.
+    '-t',
+    ffmpegSeconds(pictureDurationSec(plan)),
+    // The muxer is named rather than guessed from the extension, so a staging name without `.mp4` still
+    // gives an mp4; `file:` keeps a ':' in the path from reading as a protocol.
+    '-f',
+    'mp4',
+    `file:${path}`,
+  ];
+}

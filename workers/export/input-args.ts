@@ -1,0 +1,45 @@
+// The `-i` arguments of an export, in the shared input numbering of plan.ts (picture clips, then sound clips).
+//
+// User media is hostile (CONTRACT §4.1, DESIGN §3): every input is opened with the file/pipe protocols only and
+// with the demuxer the probe chose, so a ".mp4" that is really an HLS or concat playlist is read as a broken
+// mp4 instead of making ffmpeg open URLs or other local files. The path is given as `file:<path>` so that a
+// name containing ':' can never be taken for another protocol.
+//
+// Trims are input options (`-ss`/`-t` before `-i`): ffmpeg then seeks to the keyframe before the cut and, since
+// we decode and re-encode, drops the decoded frames before it (`-accurate_seek`, on by default). That is exact
+// to the source frame and only decodes one GOP too many, where a `trim` filter would decode the whole source
+// up to the cut. The timestamps of a seeked input start at 0, so the graphs need no offset per clip.
+import type { ExportPlan, ExportSource } from './plan.ts';
+
+/** Seconds as ffmpeg's duration syntax accepts them: plain decimals to the microsecond, never `1e-7`. */
+export function ffmpegSeconds(seconds: number): string {
+  return String(Number(Math.max(0, seconds).toFixed(6)));
+}
+
+/** Options shared by every input: the protocol allow-list and the probed demuxer, then the file itself. */
+function open(source: ExportSource, options: string[]): string[] {
+  return ['-protocol_whitelist', 'file,pipe', ...options, '-f', source.demuxer, '-i', `file:${source.path}`];
+}
+
+/** Seek and length of a trimmed input; no `-ss` at 0, which would only cost a seek. */
+function window(trimStartSec: number, durationSec: number): string[] {
+  return [
+    ...(trimStartSec > 0 ? ['-ss', ffmpegSeconds(trimStartSec)] : []),
+    '-t',
+    ffmpegSeconds(durationSec),
+  ];
+}
+
+/** Every `-i` of the plan with its input options, picture clips first, then sound clips (plan.ts numbering). */
+export function inputArgs(plan: ExportPlan): string[] {
+  const fps = String(plan.output.fps);
+  const picture = plan.picture.flatMap((clip) =>
+    clip.source.kind === 'image'
+      ? // A still is decoded once per frame at the output rate for exactly its duration (the image demuxers
+        // loop a single file with `-loop 1`; `-framerate` sets the rate of the repeated frames).
+        open(clip.source, ['-loop', '1', '-framerate', fps, '-t', ffmpegSeconds(clip.durationSec)])
+      : open(clip.source, window(clip.trimStartSec, clip.durationSec)),
+  );
+  const sound = plan.sounds.flatMap((clip) => open(clip.source, window(clip.trimStartSec, clip.durationSec)));
+  return [...picture, ...sound];
+}

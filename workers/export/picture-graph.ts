@@ -1,0 +1,70 @@
+// The video half of the export's filter_complex: every picture clip brought to the output's size and frame
+// rate, cut to an exact number of frames, and the segments concatenated into `[vout]`.
+//
+// Exact duration: a clip's frame count comes from the rounded timeline, not from its own duration —
+// round(end × fps) − round(start × fps) — so the counts always add up to round(Σ durationSec × fps) and the
+// output is within half a frame of Σ, whatever fractions the clips have (three 1.01 s clips at 30 fps are 30,
+// 31 and 30 frames, 91 in all, instead of 3 × 30 = 90 from rounding each alone).
+// Each segment then gets exactly that count: `fps` puts the frames on the output's grid, `tpad` clones the last
+// frame when a source falls short (a container's duration is often a frame longer than its video stream), and
+// `trim=end_frame` cuts by frame count, which no timestamp rounding can shift.
+import type { ExportPlan } from './plan.ts';
+import { pictureInput, pictureTimeline } from './plan.ts';
+
+/** How many output frames each picture clip gets (0 for a clip shorter than half a frame at its position). */
+export function clipFrames(plan: Pick<ExportPlan, 'picture' | 'output'>): number[] {
+  const { fps } = plan.output;
+  const { starts } = pictureTimeline(plan);
+  return plan.picture.map((clip, i) => {
+    const start = starts[i]!;
+    return Math.round((start + clip.durationSec) * fps) - Math.round(start * fps);
+  });
+}
+
+/** The exact length of the exported video: its frame count over the frame rate. */
+export function pictureDurationSec(plan: Pick<ExportPlan, 'picture' | 'output'>): number {
+  return clipFrames(plan).reduce((sum, frames) => sum + frames, 0) / plan.output.fps;
+}
+
+/** The scale step of `fit` (letterbox/pillarbox with black) or `fill` (cover, centre crop). */
+function sizeFilters(fit: 'fit' | 'fill', width: number, height: number): string {
+  const size = `${width}:${height}`;
+  return fit === 'fit'
+    ? `scale=${size}:force_original_aspect_ratio=decrease,pad=${size}:(ow-iw)/2:(oh-ih)/2:black`
+    : `scale=${size}:force_original_aspect_ratio=increase,crop=${size}`;
+}
+
+/**
+ * The picture part of `-filter_complex`: one chain per picture clip reading `[<pictureInput(i)>:v]`, then
+ * `concat` into `[vout]`. Its labels are `[vclip<i>]`, apart from the sound graph's (`[pic<i>]`, `[voice]`…).
+ * Throws on a plan without frames (the service answers `no_video_clips` before it builds a plan).
+ */
+export function pictureGraph(plan: ExportPlan): string {
+  const { width, height, fps, fit } = plan.output;
+  const frames = clipFrames(plan);
+  const chains: string[] = [];
+  const labels: string[] = [];
+  plan.picture.forEach((_clip, i) => {
+    const count = frames[i]!;
+    // A clip that rounds to no frame is left out: concat cannot take an empty segment, and its input stays
+    // opened but unused, which ffmpeg allows.
+    if (count <= 0) return;
+    const label = `[vclip${i}]`;
+    const filters = [
+      // Start at 0 so that `fps` lays its grid from the clip's first frame.
+      'setpts=PTS-STARTPTS',
+      sizeFilters(fit, width, height),
+      // Sources with odd sample aspect ratios would otherwise carry it into concat, which refuses mixed SARs.
+      'setsar=1',
+      `fps=${fps}`,
+      'format=yuv420p',
+      `tpad=stop_mode=clone:stop=${count}`,
+      `trim=end_frame=${count}`,
+      'setpts=PTS-STARTPTS',
+    ];
+    chains.push(`[${pictureInput(i)}:v]${filters.join(',')}${label}`);
+    labels.push(label);
+  });
+  if (labels.length === 0) throw new RangeError('an export needs at least one frame of picture');
+  return [...chains, `${labels.join('')}concat=n=${labels.length}:v=1:a=0[vout]`].join(';');
+}

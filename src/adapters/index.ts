@@ -1,5 +1,6 @@
 export * from './audit/index.ts';
 export * from './embedded/index.ts';
+export * from './export/index.ts';
 export * from './media/index.ts';
 export * from './mongo/index.ts';
 export * from './nats/index.ts';

@@ -9,6 +9,7 @@ export * from './clock.ts';
 export * from './credit-ledger.ts';
 export * from './event-bus.ts';
 export * from './event-history.ts';
+export * from './export-pool.ts';
 export * from './jobs-repository.ts';
 export * from './media-intake.ts';
 export * from './media-provider.ts';

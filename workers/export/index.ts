@@ -1,5 +1,14 @@
-// The export worker's builders (DESIGN.md §5.1: named exports only). The runner and the pool arrive later.
+// The export worker: its builders, the runner and the Piscina task (DESIGN.md §5.1: named exports only).
 export { exportCommand } from './command.ts';
+export {
+  concatList,
+  concatQuote,
+  fastPathBlockers,
+  fastPathCommands,
+  fastPathEligible,
+  type FastPathCommands,
+  type FastPathFiles,
+} from './fast-path.ts';
 export {
   OPTIONAL_FILTERS,
   REQUIRED_FILTERS,
@@ -23,3 +32,11 @@ export {
 } from './plan.ts';
 export { ProgressParser, parseProgress, type ProgressUpdate } from './progress.ts';
 export { LOUDNESS, SOUND_OUT, SOUND_SAMPLE_RATE, soundGraph } from './sound-graph.ts';
+export {
+  DEFAULT_NICENESS,
+  STDERR_TAIL_BYTES,
+  runFfmpeg,
+  type RunFfmpegOptions,
+  type RunResult,
+} from './runner.ts';
+export { exportTask, type ExportPoolMessage, type ExportTask, type ExportWorkerMessage } from './worker.ts';

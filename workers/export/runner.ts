@@ -1,0 +1,160 @@
+// The one place an export's ffmpeg child lives (issue 13, item 1): spawned niced with no stdin, `-progress` on
+// stdout turned into fractions, the log on stderr kept as a bounded tail, and SIGKILLed on time-out or abort.
+// It resolves only once the child has exited, so no ffmpeg outlives the call, and it never rejects: an ffmpeg
+// failure is a result, for the service to turn into a stable error code.
+import { spawn } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { setPriority } from 'node:os';
+import { ProgressParser } from './progress.ts';
+
+export type { RunResult } from '../../src/ports/export-pool.ts';
+import type { RunResult } from '../../src/ports/export-pool.ts';
+
+export interface RunFfmpegOptions {
+  ffmpegPath: string;
+  /** ffmpeg's arguments (without the binary); must include `-progress pipe:1` for progress. */
+  args: string[];
+  /** Length of the output in seconds, what progress is measured against. */
+  totalSec: number;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Share of the output written, 0..1, only ever increasing. */
+  onProgress?(fraction: number): void;
+  /** The ffmpeg process id, as soon as it runs (`nice` execs ffmpeg in place, so it is ffmpeg's own pid). */
+  onSpawn?(pid: number): void;
+  /** Added niceness (default 10); 0 spawns ffmpeg as it is. */
+  niceness?: number;
+}
+
+/** The bytes of stderr kept for the log. */
+export const STDERR_TAIL_BYTES = 8 * 1024;
+export const DEFAULT_NICENESS = 10;
+/** After the child's exit, how long its pipes may stay open before the result is given anyway. */
+const CLOSE_GRACE_MS = 1_000;
+
+let niceBinary: string | null | undefined;
+
+/** Where `nice` is installed (coreutils and busybox alike); none in a distroless image. */
+const NICE_PATHS = ['/usr/bin/nice', '/bin/nice'];
+
+/** `nice`, looked up once per process; null when there is none. */
+function findNice(): string | null {
+  if (niceBinary === undefined) {
+    niceBinary =
+      NICE_PATHS.find((path) => {
+        try {
+          accessSync(path, constants.X_OK);
+          return true;
+        } catch {
+          return false;
+        }
+      }) ?? null;
+  }
+  return niceBinary;
+}
+
+/**
+ * Runs ffmpeg to the end, a time-out or an abort. Niceness comes from `nice -n` when it exists: Linux keeps a
+ * nice value per thread, so `os.setPriority(pid)` after the spawn would miss the encoder threads ffmpeg has
+ * already started, while under `nice` every thread inherits it from the first instruction. Without `nice`,
+ * `setPriority` right after the spawn is the fallback.
+ */
+export function runFfmpeg(options: RunFfmpegOptions): Promise<RunResult> {
+  const { ffmpegPath, args, totalSec, timeoutMs, signal, onProgress, onSpawn } = options;
+  const niceness = options.niceness ?? DEFAULT_NICENESS;
+  if (signal?.aborted) {
+    return Promise.resolve({ ok: false, reason: 'aborted', code: null, signal: null, stderrTail: '' });
+  }
+  const nice = niceness > 0 ? findNice() : null;
+  const [command, argv] = nice ? [nice, ['-n', String(niceness), ffmpegPath, ...args]] : [ffmpegPath, args];
+
+  return new Promise((resolve) => {
+    const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'], detached: false });
+    const parser = new ProgressParser(totalSec);
+    let fraction = 0;
+    let stderr = '';
+    let killedFor: 'timeout' | 'aborted' | undefined;
+    let spawned = false;
+    let settled = false;
+    let closeTimer: NodeJS.Timeout | undefined;
+
+    const report = (value: number) => {
+      if (value <= fraction) return;
+      fraction = value;
+      try {
+        onProgress?.(value);
+      } catch {
+        // a listener's failure must not leave the child unsupervised
+      }
+    };
+    const kill = (why: 'timeout' | 'aborted') => {
+      killedFor ??= why;
+      child.kill('SIGKILL');
+    };
+    const onAbort = () => kill('aborted');
+    const timer = setTimeout(() => kill('timeout'), timeoutMs);
+    signal?.addEventListener('abort', onAbort, { once: true });
+
+    const finish = (result: RunResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      clearTimeout(closeTimer);
+      signal?.removeEventListener('abort', onAbort);
+      resolve(result);
+    };
+    const tail = () => stderr.slice(-STDERR_TAIL_BYTES);
+
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      for (const update of parser.push(chunk)) report(update.fraction);
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+      // Cut back only now and then, so a chatty ffmpeg costs O(its output), not O(output × tail).
+      if (stderr.length > 4 * STDERR_TAIL_BYTES) stderr = tail();
+    });
+
+    child.once('spawn', () => {
+      spawned = true;
+      const pid = child.pid;
+      if (pid === undefined) return;
+      if (!nice && niceness > 0) {
+        try {
+          setPriority(pid, niceness);
+        } catch {
+          // it may already have exited; an unniced export is still an export
+        }
+      }
+      try {
+        onSpawn?.(pid);
+      } catch {
+        // as for onProgress
+      }
+    });
+    child.on('error', (error: NodeJS.ErrnoException) => {
+      // Before 'spawn' there is no child to wait for; later errors (a failed kill) change nothing.
+      if (!spawned) {
+        finish({ ok: false, reason: 'spawn', code: null, signal: null, stderrTail: error.message });
+      }
+    });
+
+    const done = (code: number | null, exitSignal: NodeJS.Signals | null) => {
+      if (killedFor) {
+        finish({ ok: false, reason: killedFor, code, signal: exitSignal, stderrTail: tail() });
+      } else if (code === 0) {
+        report(1);
+        finish({ ok: true });
+      } else {
+        // `nice` itself answers 126/127 when it cannot run ffmpeg (not executable, not found).
+        const reason = nice && (code === 126 || code === 127) ? 'spawn' : 'exit';
+        finish({ ok: false, reason, code, signal: exitSignal, stderrTail: tail() });
+      }
+    };
+    // 'close' also waits for the last progress block; should something else hold the pipes open after the
+    // exit, the result is given anyway a moment later.
+    child.once('exit', (code, exitSignal) => {
+      closeTimer = setTimeout(() => done(code, exitSignal), CLOSE_GRACE_MS);
+    });
+    child.once('close', done);
+  });
+}

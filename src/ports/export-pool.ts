@@ -79,8 +79,7 @@ export type RunResult =
       stderrTail: string;
     };
 
-/** The task a pool worker runs (workers/export/worker.ts), and the messages on its port. */
-/** One export task (plain data plus the port, which the pool transfers). */
+/** The task a pool worker runs (workers/export/worker.ts): plain data plus the port, which the pool transfers. */
 export interface ExportTask {
   plan: ExportPlan;
   ffmpegPath: string;

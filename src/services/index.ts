@@ -3,6 +3,7 @@ export * from './audit-log.ts';
 export * from './authenticator.ts';
 export * from './editor-turns.ts';
 export * from './editor.ts';
+export * from './export-plan.ts';
 export * from './event-fanout.ts';
 export * from './generated-assets.ts';
 export * from './inbound-images.ts';

@@ -7,7 +7,7 @@ import type { ExportPlan } from './plan.ts';
 
 /** The ffmpeg arguments that render `plan` to `plan.output.path`, given the sound graph (ending in `[aout]`). */
 export function exportCommand(plan: ExportPlan, soundGraph: string): string[] {
-  const { fps, path } = plan.output;
+  const { fps } = plan.output;
   return [
     // No prompt, no stdin (the runner owns it), and machine-readable progress on stdout instead of the
     // human status line on stderr, which then carries only the log.
@@ -40,6 +40,17 @@ export function exportCommand(plan: ExportPlan, soundGraph: string): string[] {
     'yuv420p',
     '-r',
     String(fps),
+    ...soundAndFileArgs(plan),
+  ];
+}
+
+/**
+ * The end of every export's argv, re-encoded or copied: AAC 48 kHz stereo, `+faststart`, the frame-exact
+ * length and the mp4 file.
+ */
+export function soundAndFileArgs(plan: ExportPlan): string[] {
+  const { path } = plan.output;
+  return [
     '-c:a',
     'aac',
     '-ar',

@@ -15,8 +15,9 @@
 // by the encoder's priming (1024 samples for ffmpeg's AAC, 2112 for Apple's: 21 to 48 ms) — so the copied
 // picture would come out that much later than its sound, more than a frame with a phone's files. Copied into
 // a file of its own first, the picture starts at its first frame, and the second step maps it with the sound.
+import { soundAndFileArgs } from './command.ts';
 import { ffmpegSeconds, inputArgs } from './input-args.ts';
-import { clipFrames, pictureDurationSec } from './picture-graph.ts';
+import { clipFrames } from './picture-graph.ts';
 import type { ExportPlan } from './plan.ts';
 import { soundGraph } from './sound-graph.ts';
 
@@ -185,23 +186,7 @@ export function fastPathCommands(plan: ExportPlan, files: FastPathFiles): FastPa
     '-1',
     '-c:v',
     'copy',
-    '-c:a',
-    'aac',
-    '-ar',
-    '48000',
-    '-ac',
-    '2',
-    '-b:a',
-    '192k',
-    '-movflags',
-    '+faststart',
-    // The frame-exact length of the re-encode path: the copied picture is exactly that (see `concatList`), and
-    // the sound graph's sample-exact timeline is cut to it.
-    '-t',
-    ffmpegSeconds(pictureDurationSec(plan)),
-    '-f',
-    'mp4',
-    `file:${plan.output.path}`,
+    ...soundAndFileArgs(plan),
   ];
   return { concatList: concatList(plan), steps: [copy, mux] };
 }

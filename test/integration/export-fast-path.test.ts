@@ -3,7 +3,7 @@
 // re-encoding the same plan (the ratio is reported, not asserted: the budget is the bench's, issue 13).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtemp, open, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,12 +15,12 @@ import {
   fastPathBlockers,
   fastPathCommands,
   pictureDurationSec,
-  ProgressParser,
   soundGraph,
   type ExportPlan,
   type ExportSource,
   type ProgressUpdate,
 } from '../../workers/export/index.ts';
+import { renderWithProgress } from '../helpers/ffmpeg-run.ts';
 
 const run = promisify(execFile);
 const { ffmpeg, ffprobe } = resolveFfmpeg({
@@ -90,25 +90,6 @@ async function topLevelBoxes(path: string): Promise<string[]> {
   }
 }
 
-/** Runs ffmpeg with `-progress pipe:1` parsed; resolves with the progress and the wall time in ms. */
-function render(args: string[], totalSec: number): Promise<{ updates: ProgressUpdate[]; ms: number }> {
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const child = spawn(ffmpeg, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    const parser = new ProgressParser(totalSec);
-    const updates: ProgressUpdate[] = [];
-    let log = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => updates.push(...parser.push(chunk)));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));
-    child.on('error', reject);
-    child.on('close', (code) =>
-      code === 0
-        ? resolve({ updates, ms: performance.now() - started })
-        : reject(new Error(`ffmpeg exited ${code}:\n${log.slice(-3000)}`)),
-    );
-  });
-}
-
 let dir: string;
 let sources: ExportSource[];
 
@@ -136,7 +117,8 @@ async function fastExport(p: ExportPlan): Promise<{ updates: ProgressUpdate[]; m
   });
   await writeFile(concatListPath, concatList);
   const updates: ProgressUpdate[] = [];
-  for (const step of steps) updates.push(...(await render(step, pictureDurationSec(p))).updates);
+  for (const step of steps)
+    updates.push(...(await renderWithProgress(ffmpeg, step, pictureDurationSec(p))).updates);
   return { updates, ms: performance.now() - started };
 }
 
@@ -185,7 +167,7 @@ describe('export fast path (real ffmpeg)', () => {
       fastMs.push(result.ms);
       updates = result.updates;
       const slow = plan('reencoded.mp4');
-      slowMs.push((await render(exportCommand(slow, soundGraph(slow)), totalSec)).ms);
+      slowMs.push((await renderWithProgress(ffmpeg, exportCommand(slow, soundGraph(slow)), totalSec)).ms);
     }
     const [bestFast, bestSlow] = [Math.min(...fastMs), Math.min(...slowMs)];
     t.diagnostic(

@@ -2,7 +2,7 @@
 // with ffprobe and on decoded frames. The sound is a trivial silent graph: sound-graph.ts has its own tests.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,12 +12,11 @@ import {
   clipFrames,
   exportCommand,
   outputSize,
-  ProgressParser,
   pictureTimeline,
   type ExportPlan,
   type ExportSource,
-  type ProgressUpdate,
 } from '../../workers/export/index.ts';
+import { renderWithProgress } from '../helpers/ffmpeg-run.ts';
 
 const run = promisify(execFile);
 const { ffmpeg, ffprobe } = resolveFfmpeg({
@@ -53,22 +52,6 @@ async function probe(path: string): Promise<{ streams: Stream[]; durationSec: nu
   ]);
   const parsed = JSON.parse(stdout) as { streams: Stream[]; format: { duration: string } };
   return { streams: parsed.streams, durationSec: Number(parsed.format.duration) };
-}
-
-/** Runs the export's ffmpeg, feeding its stdout through the progress parser; rejects on a non-zero exit. */
-function render(args: string[]): Promise<ProgressUpdate[]> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(ffmpeg, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    const parser = new ProgressParser(8);
-    const updates: ProgressUpdate[] = [];
-    let log = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => updates.push(...parser.push(chunk)));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));
-    child.on('error', reject);
-    child.on('close', (code) =>
-      code === 0 ? resolve(updates) : reject(new Error(`ffmpeg exited ${code}:\n${log.slice(-3000)}`)),
-    );
-  });
 }
 
 /** Decoded frames `numbers` of a video as 8-bit grey pictures (rows of `width` bytes). */
@@ -135,7 +118,7 @@ function plan(
 async function exportPlan(p: ExportPlan) {
   const { totalSec } = pictureTimeline(p);
   const silence = `anullsrc=r=48000:cl=stereo,atrim=0:${totalSec}[aout]`;
-  const updates = await render(exportCommand(p, silence));
+  const { updates } = await renderWithProgress(ffmpeg, exportCommand(p, silence), 8);
   return { updates, probed: await probe(p.output.path), totalSec };
 }
 

@@ -14,6 +14,7 @@ import {
   type PictureClip,
   type SoundClip,
 } from '../../workers/export/index.ts';
+import { inputsOf, optionOf } from '../helpers/ffmpeg-run.ts';
 
 const video: ExportSource = {
   path: '/staged/clip.mp4',
@@ -53,27 +54,6 @@ function plan(picture: PictureClip[], fit: 'fit' | 'fill' = 'fit', sounds: Sound
   };
 }
 
-/** The options given before each `-i`, one array per input. */
-function inputs(args: string[]): string[][] {
-  const found: string[][] = [];
-  let current: string[] = [];
-  for (let i = 0; i < args.length; i += 1) {
-    if (args[i] === '-i') {
-      found.push([...current, '-i', args[i + 1]!]);
-      current = [];
-      i += 1;
-    } else current.push(args[i]!);
-  }
-  assert.deepEqual(current, [], 'options after the last -i');
-  return found;
-}
-
-/** The value following `flag` in an option list. */
-const option = (args: string[], flag: string): string | undefined => {
-  const at = args.indexOf(flag);
-  return at < 0 ? undefined : args[at + 1];
-};
-
 describe('export builders', () => {
   it('sizes every aspect ratio with a short side of 720 px', () => {
     assert.deepEqual(outputSize('9:16'), { width: 720, height: 1280 });
@@ -92,14 +72,16 @@ describe('export builders', () => {
       durationSec: 3,
       volume: 1,
     };
-    const all = inputs(inputArgs(plan([clip(image, 2), clip(video, 4, 1.5)], 'fit', [sound])));
+    const args = inputArgs(plan([clip(image, 2), clip(video, 4, 1.5)], 'fit', [sound]));
+    assert.equal(args.at(-2), '-i', 'no options after the last -i');
+    const all = inputsOf(args);
     assert.equal(all.length, 3);
     for (const args of all) {
-      assert.equal(option(args, '-protocol_whitelist'), 'file,pipe');
+      assert.equal(optionOf(args, '-protocol_whitelist'), 'file,pipe');
       assert.ok(args.indexOf('-f') < args.indexOf('-i'), 'the demuxer is an input option');
     }
     assert.deepEqual(
-      all.map((args) => [option(args, '-f'), option(args, '-i')]),
+      all.map((args) => [optionOf(args, '-f'), optionOf(args, '-i')]),
       [
         ['png_pipe', 'file:/staged/still.png'],
         ['mov', 'file:/staged/clip.mp4'],
@@ -117,17 +99,22 @@ describe('export builders', () => {
       durationSec: 2.5,
       volume: 1,
     };
-    const [still, trimmed, untrimmed, audio] = inputs(
-      inputArgs(plan([clip(image, 2.5), clip(video, 4, 1.5), clip(video, 3)], 'fit', [sound])),
-    );
+    const args = inputArgs(plan([clip(image, 2.5), clip(video, 4, 1.5), clip(video, 3)], 'fit', [sound]));
+    assert.equal(args.at(-2), '-i', 'no options after the last -i');
+    const [still, trimmed, untrimmed, audio] = inputsOf(args);
     assert.deepEqual(
-      [option(still!, '-loop'), option(still!, '-framerate'), option(still!, '-t'), option(still!, '-ss')],
+      [
+        optionOf(still!, '-loop'),
+        optionOf(still!, '-framerate'),
+        optionOf(still!, '-t'),
+        optionOf(still!, '-ss'),
+      ],
       ['1', '30', '2.5', undefined],
     );
-    assert.deepEqual([option(trimmed!, '-ss'), option(trimmed!, '-t')], ['1.5', '4']);
-    assert.deepEqual([option(untrimmed!, '-ss'), option(untrimmed!, '-t')], [undefined, '3']);
-    assert.equal(option(untrimmed!, '-loop'), undefined);
-    assert.deepEqual([option(audio!, '-ss'), option(audio!, '-t')], ['0.25', '2.5']);
+    assert.deepEqual([optionOf(trimmed!, '-ss'), optionOf(trimmed!, '-t')], ['1.5', '4']);
+    assert.deepEqual([optionOf(untrimmed!, '-ss'), optionOf(untrimmed!, '-t')], [undefined, '3']);
+    assert.equal(optionOf(untrimmed!, '-loop'), undefined);
+    assert.deepEqual([optionOf(audio!, '-ss'), optionOf(audio!, '-t')], ['0.25', '2.5']);
   });
 
   it('pads to the output size for fit and crops for fill, then 30 fps yuv420p into one concat', () => {

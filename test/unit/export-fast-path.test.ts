@@ -12,6 +12,7 @@ import {
   type PictureClip,
   type SoundClip,
 } from '../../workers/export/index.ts';
+import { inputsOf, optionOf } from '../helpers/ffmpeg-run.ts';
 
 const source = (path: string, overrides: Partial<ExportSource> = {}): ExportSource => ({
   path,
@@ -51,25 +52,6 @@ const video = (clip: PictureClip, v: Partial<NonNullable<ExportSource['video']>>
   ...clip,
   source: { ...clip.source, video: { ...clip.source.video!, ...v } },
 });
-
-/** The options given before each `-i`, one array per input (the output options after the last one are dropped). */
-function inputs(args: string[]): string[][] {
-  const found: string[][] = [];
-  let current: string[] = [];
-  for (let i = 0; i < args.length; i += 1) {
-    if (args[i] === '-i') {
-      found.push([...current, '-i', args[i + 1]!]);
-      current = [];
-      i += 1;
-    } else current.push(args[i]!);
-  }
-  return found;
-}
-
-const option = (args: string[], flag: string): string | undefined => {
-  const at = args.indexOf(flag);
-  return at < 0 ? undefined : args[at + 1];
-};
 
 describe('export fast path', () => {
   it('takes whole h264 yuv420p clips of the output size and rate that have their own audio', () => {
@@ -164,7 +146,7 @@ describe('export fast path', () => {
 
     // Step 1: the list through the concat demuxer, its video copied to the working file, no progress.
     const [copy, args] = steps as [string[], string[]];
-    const [concat, ...more] = inputs(copy);
+    const [concat, ...more] = inputsOf(copy);
     assert.deepEqual(more, []);
     assert.deepEqual(
       [concat!, copy.slice(concat!.length)],
@@ -190,9 +172,9 @@ describe('export fast path', () => {
     );
 
     // Step 2: the re-encode path's inputs and numbering (two picture clips, one sound), then the copy.
-    const all = inputs(args);
+    const all = inputsOf(args);
     assert.deepEqual(
-      all.map((input) => [option(input, '-f'), option(input, '-i')]),
+      all.map((input) => [optionOf(input, '-f'), optionOf(input, '-i')]),
       [
         ['mov', 'file:/staged/a.mp4'],
         ['mov', 'file:/staged/b.mp4'],
@@ -200,8 +182,8 @@ describe('export fast path', () => {
         ['mov', 'file:/tmp/x/video.mp4'],
       ],
     );
-    for (const input of all) assert.equal(option(input, '-protocol_whitelist'), 'file,pipe');
-    assert.equal(option(args, '-filter_complex'), soundGraph(p));
+    for (const input of all) assert.equal(optionOf(input, '-protocol_whitelist'), 'file,pipe');
+    assert.equal(optionOf(args, '-filter_complex'), soundGraph(p));
     const output = args.slice(args.lastIndexOf('-i') + 2);
     assert.deepEqual(output.slice(0, 6), [
       '-filter_complex',
@@ -223,10 +205,10 @@ describe('export fast path', () => {
       ['-t', '4'],
       ['-f', 'mp4'],
     ]) {
-      assert.equal(option(output, flag!), value, flag);
+      assert.equal(optionOf(output, flag!), value, flag);
     }
     assert.equal(output.at(-1), 'file:/out/export.mp4');
-    assert.equal(option(args, '-progress'), 'pipe:1');
+    assert.equal(optionOf(args, '-progress'), 'pipe:1');
     assert.ok(!args.includes('libx264'), 'nothing re-encodes the video');
   });
 

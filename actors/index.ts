@@ -5,6 +5,7 @@ export * from './runtime/index.ts';
 export * from './project.ts';
 export * from './project-commit.ts';
 export * from './project-edits.ts';
+export * from './project-exports.ts';
 export * from './project-timeline.ts';
 export * from './project-turns.ts';
 export * from './project-views.ts';

@@ -3,6 +3,7 @@ import { actorClient, type ActorClient } from './runtime/client.ts';
 import type { ActorSystem } from './runtime/system.ts';
 import type { ProjectActorPorts } from './project-commit.ts';
 import { EditCommands, editHandlers } from './project-edits.ts';
+import { ExportCommands, exportHandlers } from './project-exports.ts';
 import { DeleteProjectCommand, TurnCommands, turnHandlers } from './project-turns.ts';
 
 /**
@@ -15,8 +16,8 @@ export const PROJECT_ACTOR = 'project';
 
 export const projectActor = defineActor<ProjectActorPorts>()({
   kind: PROJECT_ACTOR,
-  commands: { ...EditCommands, ...TurnCommands, delete_project: DeleteProjectCommand },
-  handlers: { ...editHandlers, ...turnHandlers },
+  commands: { ...EditCommands, ...TurnCommands, ...ExportCommands, delete_project: DeleteProjectCommand },
+  handlers: { ...editHandlers, ...turnHandlers, ...exportHandlers },
 });
 
 /** The typed way services talk to project actors. */

@@ -144,6 +144,16 @@ export const importAssetRules = (accepts: (url: string) => boolean): FieldRule<I
   { field: 'url', check: (body) => accepts(body.url), message: 'url must be a https URL' },
 ];
 
+/** `POST /projects/<id>/export` (spec §4.7). */
+export const EXPORT_FITS = ['fit', 'fill'] as const;
+export const ExportBody = Type.Object({
+  video_id: Type.Optional(Id('video_id')),
+  fit: Type.Optional(
+    literalUnion(EXPORT_FITS, { errorMessage: `fit must be one of ${EXPORT_FITS.join(', ')}` }),
+  ),
+});
+export type ExportRequest = Static<typeof ExportBody>;
+
 /** `GET /projects/<id>`: `video_id` narrows the clips. */
 export const StateQuery = Type.Object({ video_id: Type.Optional(Type.String({ maxLength: 100 })) });
 
@@ -227,6 +237,13 @@ export const InstructResponse = Type.Object({
   ]),
   media_gen_done: Type.Boolean(),
   agent_events: Type.Array(EventSchema),
+});
+export const ExportResponse = Type.Object({
+  asset_id: Type.String(),
+  video_url: Type.String(),
+  duration_sec: Type.Number(),
+  video_clip_count: Type.Integer(),
+  audio_overlay_count: Type.Integer(),
 });
 export const MessageSchema = Type.Object({
   id: Type.String(),

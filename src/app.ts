@@ -17,6 +17,7 @@ import { jobsFeature } from './features/jobs.ts';
 import { metaFeature } from './features/meta.ts';
 import { editorFeature } from './features/editor.ts';
 import { eventsFeature } from './features/events.ts';
+import { exportFeature } from './features/export.ts';
 import type { JobRecord } from './ports/jobs-repository.ts';
 
 /** Parts a test may replace (DESIGN.md §5: fakes go through the same factory). */
@@ -96,6 +97,7 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
     editorJobFinished = (job) => editor.jobFinished(job);
     webhooks.alsoTell((job) => editor.addDelivered(job));
     wired(eventsFeature(config, platform, server));
+    wired(exportFeature(config, platform));
     const router = new Router();
     wired(metaFeature(config, platform, () => router.routes));
     for (const route of features.flatMap((feature) => feature.routes)) router.add(route);

@@ -1,4 +1,4 @@
-import { hostname } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
 import Type, { type Static, type TSchema } from 'typebox';
 import { createChecker } from '../schemas/validate.ts';
 import { DEFAULT_PROVIDER_ENDPOINTS, type ProviderEndpoints } from './domain/models-catalog.ts';
@@ -79,6 +79,10 @@ export const EnvSchema = Type.Object({
   UPLOAD_MAX_BYTES: Int({ minimum: 1, default: 209_715_200 }),
   WS_ALLOWED_ORIGINS: Text(),
   WS_RECHECK_MS: Int({ minimum: 100, default: 15_000 }),
+  EXPORT_RATE_PER_MINUTE: Int({ minimum: 1, default: 5 }),
+  EXPORT_TIMEOUT_MS: Int({ minimum: 1000, default: 600_000 }),
+  EXPORT_CONCURRENCY: Type.Optional(Int({ minimum: 1, maximum: 64 })),
+  EXPORT_WORK_DIR: Type.String({ minLength: 1, default: './data/export' }),
 });
 
 export type Env = Static<typeof EnvSchema>;
@@ -142,6 +146,14 @@ export interface Config {
   wsAllowedOrigins: string[] | undefined;
   /** How often open events sockets' keys and projects are checked again (`WS_RECHECK_MS`). */
   wsRecheckMs: number;
+  /** Exports one user may start per minute on this process (`EXPORT_RATE_PER_MINUTE`). */
+  exportRatePerMinute: number;
+  /** One export's limit, queue wait and probing included (`EXPORT_TIMEOUT_MS`). */
+  exportTimeoutMs: number;
+  /** Exports encoded at once: the Piscina pool's threads (`EXPORT_CONCURRENCY`, default the CPU count). */
+  exportConcurrency: number;
+  /** Where exports stage their sources and record their ffmpeg pids (`EXPORT_WORK_DIR`). */
+  exportWorkDir: string;
   /** Fixed tuning (not environment variables): measured choices, kept here so every setting is in one place. */
   tuning: Tuning;
 }
@@ -349,6 +361,10 @@ function toConfig(env: Env): Config {
     wsAllowedOrigins: allowedOrigins(env.WS_ALLOWED_ORIGINS),
     wsRecheckMs: env.WS_RECHECK_MS,
     uploadMaxBytes: env.UPLOAD_MAX_BYTES,
+    exportRatePerMinute: env.EXPORT_RATE_PER_MINUTE,
+    exportTimeoutMs: env.EXPORT_TIMEOUT_MS,
+    exportConcurrency: env.EXPORT_CONCURRENCY ?? availableParallelism(),
+    exportWorkDir: env.EXPORT_WORK_DIR,
     tuning: { ...TUNING },
   };
 }

@@ -2,6 +2,7 @@ export * from './address-policy.ts';
 export * from './api-key.ts';
 export * from './editor.ts';
 export * from './errors.ts';
+export * from './export-errors.ts';
 export * from './ids.ts';
 export * from './image-type.ts';
 export * from './keyed-serial.ts';

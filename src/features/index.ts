@@ -1,6 +1,7 @@
 export * from './accounts.ts';
 export * from './editor.ts';
 export * from './events.ts';
+export * from './export.ts';
 export * from './feature.ts';
 export * from './jobs.ts';
 export * from './meta.ts';

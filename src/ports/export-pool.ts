@@ -26,7 +26,16 @@ export interface ExportSource {
   /** Null for an image. */
   durationSec: number | null;
   /** Present when the file has a video stream (not for images). */
-  video?: { codec: string; width: number; height: number; fps: number; pixFmt: string };
+  video?: {
+    codec: string;
+    /** As stored (before rotation). */
+    width: number;
+    height: number;
+    fps: number;
+    pixFmt: string;
+    /** Display rotation in degrees (a phone's portrait video is stored landscape, rotated 90). */
+    rotation?: number;
+  };
   /** Present when the file has an audio stream. */
   audio?: { codec: string; sampleRate: number; channels: number };
 }
@@ -114,4 +123,44 @@ export interface ExportPool {
   run(plan: ExportPlan, options: ExportRunOptions): Promise<RunResult>;
   /** Kills every running child and stops the threads. */
   close(): Promise<void>;
+}
+
+/**
+ * The export children this service started, recorded where a restarted service finds them (issue 13: no ffmpeg
+ * outlives its export, or a restart of the service). Adapter: src/adapters/export/child-records.ts.
+ */
+export interface ExportChildren {
+  /** Records a running child; durable when it returns (the service may be killed the next instant). */
+  started(pid: number): void;
+  /** Forgets a child that has exited. */
+  ended(pid: number): void;
+  /**
+   * SIGKILLs every recorded child whose recording process is gone (a crashed or killed service) and that is
+   * still the same process (not a reused pid), then forgets it. Answers the pids killed.
+   */
+  killLeftovers(): Promise<number[]>;
+}
+
+/**
+ * One export's private folder (adapter: src/adapters/export/workspace.ts): sources copied out of the media
+ * store and probed there, the output written there and stored from there. Errors are the export's (CONTRACT
+ * §4.3): `source_fetch_failed` (502), `corrupt_source` (422), `storage_unconfigured` (503).
+ */
+export interface ExportWorkspace {
+  /** Where the encoder writes the mp4. */
+  readonly outputPath: string;
+  /** Copies a stored file here and probes it (once per media id). */
+  stage(mediaId: string): Promise<ExportSource>;
+  /** Probes the rendered output. */
+  probeOutput(): Promise<ExportSource>;
+  /** Stores the output under `mediaId` as `video/mp4`. */
+  storeOutput(mediaId: string): Promise<void>;
+  /** Removes the folder and everything in it. */
+  remove(): Promise<void>;
+}
+
+export interface ExportWorkspaces {
+  open(exportId: string): Promise<ExportWorkspace>;
+  /** Removes folders left by exports of a crashed process (at start-up, before any export runs). */
+  removeLeftovers(): Promise<void>;
 }

@@ -22,7 +22,7 @@ import type { AssetsRepository } from '../ports/assets-repository.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { IntakeResult, MediaIntake } from '../ports/media-intake.ts';
 import type { MediaStore } from '../ports/media-store.ts';
-import type { ProjectRecord, ProjectsRepository } from '../ports/projects-repository.ts';
+import type { ProjectRecord, ProjectsRepository, VideoRecord } from '../ports/projects-repository.ts';
 import type { ThreadRepository } from '../ports/thread-repository.ts';
 import { metadataOf } from './turn-references.ts';
 import { refundDroppedTurn } from './turn-refunds.ts';
@@ -64,18 +64,17 @@ export async function ownedProject(
   return project;
 }
 
+/** The project's video `videoId` (its first when undefined), or 404. */
+export function videoOf(project: ProjectRecord, videoId: string | undefined): VideoRecord {
+  const video = videoId === undefined ? project.videos[0] : project.videos.find((one) => one.id === videoId);
+  if (!video) throw new AppError('not_found', 'Video not found');
+  return video;
+}
+
 export function createEditorService(deps: EditorServiceDeps) {
   const { commands, projects } = deps;
 
   const owned = (userId: string, projectId: string) => ownedProject(projects, userId, projectId);
-
-  /** 404 unless `videoId` is one of the project's videos. */
-  function videoOf(project: ProjectRecord, videoId: string | undefined) {
-    const video =
-      videoId === undefined ? project.videos[0] : project.videos.find((one) => one.id === videoId);
-    if (!video) throw new AppError('not_found', 'Video not found');
-    return video;
-  }
 
   async function addTaken(
     userId: string,

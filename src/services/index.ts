@@ -4,6 +4,7 @@ export * from './authenticator.ts';
 export * from './editor-turns.ts';
 export * from './editor.ts';
 export * from './export-plan.ts';
+export * from './export.ts';
 export * from './event-fanout.ts';
 export * from './generated-assets.ts';
 export * from './inbound-images.ts';

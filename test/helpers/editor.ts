@@ -28,6 +28,15 @@ export interface InstructAnswer {
   credits_remaining?: number;
 }
 
+/** The export's 200 body (spec §4.7). */
+export interface ExportAnswer {
+  asset_id: string;
+  video_url: string;
+  duration_sec: number;
+  video_clip_count: number;
+  audio_overlay_count: number;
+}
+
 export interface ProjectState {
   project: { id: string; name: string; aspect_ratio: string; context_md: string; revision: number };
   videos: { id: string; name: string; aspect_ratio: string }[];
@@ -88,6 +97,9 @@ export function editorClient(service: () => Pick<RunningService, 'url'>, token: 
       send<{ asset: Asset; error?: string; message?: string }>('POST', `/${projectId}/assets`, {
         body: { url },
       }),
+    /** `POST /<id>/export` (spec §4.7): the 200 body, or `{ error, message }`. */
+    exportVideo: (projectId: string, body: Record<string, unknown> = {}) =>
+      send<ExportAnswer & { error?: string; message?: string }>('POST', `/${projectId}/export`, { body }),
     messages: (projectId: string, videoId: string, query = '') =>
       send('GET', `/${projectId}/videos/${videoId}/messages${query}`),
   };

@@ -33,6 +33,7 @@ const WIRING = [
   'observability',
   'config',
   'logger',
+  'workers',
 ];
 const LAYERS: Record<string, readonly string[]> = {
   domain: [],

@@ -57,6 +57,9 @@ export function fastPathBlockers(plan: ExportPlan): string[] {
       reasons.push(why(`frame rate ${video.fps}, not ${fps}`));
     if (video.pixFmt !== OUTPUT_PIX_FMT)
       reasons.push(why(`pixel format ${video.pixFmt}, not ${OUTPUT_PIX_FMT}`));
+    // A copied stream keeps its stored orientation, while the export drops every source's metadata (and with
+    // it the rotation): such a clip would come out on its side.
+    if ((video.rotation ?? 0) % 360 !== 0) reasons.push(why(`rotated ${video.rotation}°`));
     if (!source.audio) reasons.push(why('no audio of its own'));
     return reasons;
   });

@@ -3,20 +3,37 @@
 // not the thread), so the pool never uses it: each task carries a MessagePort instead. Over it the worker
 // reports the child's pid (at spawn and at exit) and progress, and receives `abort`, which the runner turns
 // into a SIGKILL of the child before the task returns.
+import { writeFile } from 'node:fs/promises';
 import { receiveMessageOnPort } from 'node:worker_threads';
 import { exportCommand } from './command.ts';
+import { fastPathCommands, fastPathEligible } from './fast-path.ts';
 import { pictureTimeline } from './plan.ts';
 import { runFfmpeg, type RunResult } from './runner.ts';
 import { soundGraph } from './sound-graph.ts';
 
 // The task and its port's messages are the pool's contract (src/ports/export-pool.ts).
 export type { ExportPoolMessage, ExportTask, ExportWorkerMessage } from '../../src/ports/export-pool.ts';
-import type { ExportTask, ExportWorkerMessage } from '../../src/ports/export-pool.ts';
+import type { ExportPlan, ExportTask, ExportWorkerMessage } from '../../src/ports/export-pool.ts';
+
+/**
+ * The ffmpeg runs of a plan, in order: the fast path's copy and mux when every picture clip can be copied
+ * (fast-path.ts), else the one re-encoding command. Working files go beside the output (the export's folder).
+ */
+async function commandsFor(plan: ExportPlan): Promise<string[][]> {
+  if (!fastPathEligible(plan)) return [exportCommand(plan, soundGraph(plan))];
+  const files = {
+    concatListPath: `${plan.output.path}.ffconcat`,
+    videoOnlyPath: `${plan.output.path}.video.mp4`,
+  };
+  const { concatList, steps } = fastPathCommands(plan, files);
+  await writeFile(files.concatListPath, concatList, { flag: 'wx' });
+  return steps;
+}
 
 const isAbort = (message: unknown): boolean =>
   typeof message === 'object' && message !== null && (message as { type?: unknown }).type === 'abort';
 
-/** Renders `task.plan` with the re-encoding command; never throws for an ffmpeg failure. */
+/** Renders `task.plan` (fast path or re-encode) within `task.timeoutMs`; never throws for an ffmpeg failure. */
 export async function exportTask(task: ExportTask): Promise<RunResult> {
   const { plan, ffmpegPath, timeoutMs, niceness, port } = task;
   const post = (message: ExportWorkerMessage) => port.postMessage(message);
@@ -30,20 +47,28 @@ export async function exportTask(task: ExportTask): Promise<RunResult> {
     if (isAbort(message)) controller.abort();
   });
   let pid: number | undefined;
+  const deadline = Date.now() + timeoutMs;
   try {
-    const result = await runFfmpeg({
-      ffmpegPath,
-      args: exportCommand(plan, soundGraph(plan)),
-      totalSec: pictureTimeline(plan).totalSec,
-      timeoutMs,
-      niceness,
-      signal: controller.signal,
-      onProgress: (fraction) => post({ type: 'progress', fraction }),
-      onSpawn: (spawned) => {
-        pid = spawned;
-        post({ type: 'pid', pid: spawned });
-      },
-    });
+    const steps = await commandsFor(plan);
+    let result: RunResult = { ok: true };
+    for (const args of steps) {
+      result = await runFfmpeg({
+        ffmpegPath,
+        args,
+        totalSec: pictureTimeline(plan).totalSec,
+        timeoutMs: Math.max(1, deadline - Date.now()),
+        niceness,
+        signal: controller.signal,
+        onProgress: (fraction) => post({ type: 'progress', fraction }),
+        onSpawn: (spawned) => {
+          pid = spawned;
+          post({ type: 'pid', pid: spawned });
+        },
+      });
+      if (pid !== undefined) post({ type: 'exit', pid });
+      pid = undefined;
+      if (!result.ok) break;
+    }
     return result;
   } finally {
     if (pid !== undefined) post({ type: 'exit', pid });

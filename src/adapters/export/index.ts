@@ -1,1 +1,3 @@
+export * from './child-records.ts';
 export * from './pool.ts';
+export * from './workspace.ts';

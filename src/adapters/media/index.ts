@@ -1,4 +1,5 @@
 export * from './completeness.ts';
+export * from './export-probe.ts';
 export * from './ffmpeg-path.ts';
 export * from './media-intake.ts';
 export * from './probe.ts';

@@ -61,6 +61,20 @@ export async function sniffFile(path: string): Promise<SniffedContainer | null> 
  * so neither a playlist nor a reference inside the file can make it open anything else.
  */
 export async function probeFile(path: string, options: MediaProbeOptions): Promise<ProbedMedia> {
+  return probeChecked(path, options, interpretProbe);
+}
+
+/**
+ * The checks and the one ffprobe run behind every probe of user media (`probeFile`, `probeExportSource`):
+ * sniff, completeness, ffprobe on the sniffed demuxer, then `interpret` on its JSON, and last, for an mp4 whose
+ * extent only its packets tell, a packet read. `interpret` runs before that read so a file it refuses costs no
+ * second child. Every refusal is a 415 `AppError`; a binary that cannot start rejects with a plain `Error`.
+ */
+export async function probeChecked<T>(
+  path: string,
+  options: MediaProbeOptions,
+  interpret: (json: ProbeJson, sniffed: SniffedContainer) => T,
+): Promise<T> {
   const sniffed = await sniffFile(path);
   if (!sniffed) throw unsupportedMedia('no accepted container signature');
   const completeness = await checkCompleteness(path, sniffed.container);
@@ -69,14 +83,14 @@ export async function probeFile(path: string, options: MediaProbeOptions): Promi
   const run = await runLimited(options.ffprobePath, ffprobeArgs(path, sniffed), timeoutMs);
   if (run.outcome !== 'exited' || run.code !== 0)
     throw unsupportedMedia(`ffprobe ${describeRun(run)}: ${run.stderr.trim()}`);
-  const probed = interpret(parseProbe(run.stdout), sniffed);
+  const interpreted = interpret(parseProbe(run.stdout), sniffed);
   // Only an mp4 with an open-ended box leaves the question open, and only reading its packets answers it.
   if (completeness === 'unknown' && sniffed.container === 'mov') {
     const read = await runLimited(options.ffmpegPath, packetReadArgs(path), timeoutMs);
     if (read.outcome !== 'exited' || read.code !== 0)
       throw unsupportedMedia(`packet read ${describeRun(read)}: ${read.stderr.trim()}`);
   }
-  return probed;
+  return interpreted;
 }
 
 /** Input options shared by every child that opens user media. */
@@ -101,15 +115,23 @@ function packetReadArgs(path: string): string[] {
   return ['-hide_banner', '-nostdin', '-v', 'error', '-xerror', ...input, '-i', `file:${path}`, ...output];
 }
 
-interface ProbeJson {
+/** The parts of ffprobe's `-show_format -show_streams` JSON the probes read. */
+export interface ProbeJson {
   format?: { duration?: string; tags?: Record<string, string> };
   streams?: ProbeStream[];
 }
 
-interface ProbeStream {
+/** One stream of `ProbeJson`, as ffprobe prints it (rates are fractions like `30000/1001`, sample rates strings). */
+export interface ProbeStream {
   codec_type?: string;
+  codec_name?: string;
   width?: number;
   height?: number;
+  pix_fmt?: string;
+  avg_frame_rate?: string;
+  r_frame_rate?: string;
+  sample_rate?: string;
+  channels?: number;
   disposition?: { attached_pic?: number };
   side_data_list?: { rotation?: number }[];
   tags?: { rotate?: string };
@@ -125,12 +147,20 @@ function parseProbe(stdout: string): ProbeJson {
   throw unsupportedMedia('ffprobe printed no JSON');
 }
 
-/** The kind, content type and metadata, from the streams ffprobe found (a file without any is refused). */
-function interpret(json: ProbeJson, sniffed: SniffedContainer): ProbedMedia {
+/** The picture and sound of a file: cover art in an m4a or mp3 is a one-picture "video" stream, not a video. */
+export function mainStreams(json: ProbeJson): {
+  video: ProbeStream | undefined;
+  audio: ProbeStream | undefined;
+} {
   const streams = json.streams ?? [];
-  // Cover art in an m4a or mp3 is a one-picture "video" stream: it does not make the file a video.
   const video = streams.find((s) => s.codec_type === 'video' && s.disposition?.attached_pic !== 1);
   const audio = streams.find((s) => s.codec_type === 'audio');
+  return { video, audio };
+}
+
+/** The kind, content type and metadata, from the streams ffprobe found (a file without any is refused). */
+export function interpretProbe(json: ProbeJson, sniffed: SniffedContainer): ProbedMedia {
+  const { video, audio } = mainStreams(json);
   const format = sniffed.demuxer;
   const imageType = IMAGE_TYPES[format];
   if (imageType) {

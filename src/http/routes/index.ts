@@ -5,3 +5,4 @@ export * from './jobs.ts';
 export * from './media.ts';
 export * from './metrics.ts';
 export * from './public.ts';
+export * from './export.ts';

@@ -1,0 +1,98 @@
+// Export workspaces (issue 13): one private folder per export under EXPORT_WORK_DIR, where the sources are
+// copied out of the media store and probed — ffmpeg reads local files only, whatever store holds the media —
+// and where the output is written before it is stored. Each failure is named by the export's error codes.
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { Logger } from 'pino';
+import { exportError } from '../../domain/export-errors.ts';
+import type { ExportSource, ExportWorkspace, ExportWorkspaces } from '../../ports/export-pool.ts';
+import type { MediaStore } from '../../ports/media-store.ts';
+
+export interface ExportWorkspacesOptions {
+  /** EXPORT_WORK_DIR/exports: shared by the nodes of one machine, so folder names are unique ids. */
+  root: string;
+  store: MediaStore;
+  /** Probes a local source file (export-probe.ts); rejects for a file we cannot read safely. */
+  probe(path: string): Promise<ExportSource>;
+  /** Folders older than this belong to no running export (EXPORT_TIMEOUT_MS plus a margin). */
+  leftoverAgeMs: number;
+  logger: Logger;
+}
+
+export function createExportWorkspaces(options: ExportWorkspacesOptions): ExportWorkspaces {
+  const { root, store, probe, logger } = options;
+
+  async function open(exportId: string): Promise<ExportWorkspace> {
+    const dir = join(root, exportId);
+    await mkdir(dir, { recursive: true });
+    const outputPath = join(dir, 'output.mp4');
+    const staged = new Map<string, Promise<ExportSource>>();
+
+    async function copyIn(mediaId: string): Promise<ExportSource> {
+      // The media id is a plain file name (media-id.ts), so it is safe as one here too.
+      const path = join(dir, `source-${mediaId}`);
+      try {
+        await pipeline(await store.open(mediaId), createWriteStream(path, { flags: 'wx' }));
+      } catch (error) {
+        throw exportError(
+          'source_fetch_failed',
+          'A source of the timeline could not be read from the media store',
+          error,
+        );
+      }
+      try {
+        return await probe(path);
+      } catch (error) {
+        throw exportError(
+          'corrupt_source',
+          'A source of the timeline cannot be decoded; replace or remove its clip',
+          error,
+        );
+      }
+    }
+
+    return {
+      outputPath,
+      stage(mediaId) {
+        let source = staged.get(mediaId);
+        if (!source) staged.set(mediaId, (source = copyIn(mediaId)));
+        return source;
+      },
+      async probeOutput() {
+        try {
+          return await probe(outputPath);
+        } catch (error) {
+          throw exportError('export_failed', 'The export could not be completed', error);
+        }
+      },
+      async storeOutput(mediaId) {
+        try {
+          await store.put(mediaId, createReadStream(outputPath), 'video/mp4');
+        } catch (error) {
+          throw exportError(
+            'storage_unconfigured',
+            'The media store cannot take the export right now',
+            error,
+          );
+        }
+      },
+      remove: () => rm(dir, { recursive: true, force: true }),
+    };
+  }
+
+  async function removeLeftovers(): Promise<void> {
+    const names = await readdir(root).catch(() => [] as string[]);
+    const now = Date.now();
+    for (const name of names) {
+      const path = join(root, name);
+      const info = await stat(path).catch(() => null);
+      if (!info || now - info.mtimeMs < options.leftoverAgeMs) continue;
+      await rm(path, { recursive: true, force: true });
+      logger.info({ path }, 'removed an export folder left by a stopped process');
+    }
+  }
+
+  return { open, removeLeftovers };
+}

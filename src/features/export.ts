@@ -1,0 +1,109 @@
+import { join } from 'node:path';
+import type { Config } from '../config.ts';
+import type { FilterSupport } from '../ports/export-pool.ts';
+import { createExportChildren, createExportPool, createExportWorkspaces } from '../adapters/export/index.ts';
+import { probeExportSource, resolveFfmpeg } from '../adapters/media/index.ts';
+import { exportRoute } from '../http/routes/export.ts';
+import { createExportService } from '../services/export.ts';
+import { startPeriodicTask, type PeriodicTask } from '../services/periodic-task.ts';
+import { ownedProject, videoOf } from '../services/editor.ts';
+import { detectFilterSupport } from '../../workers/export/filter-support.ts';
+import { outputSize } from '../../workers/export/output-size.ts';
+import type { Feature } from './feature.ts';
+import type { Platform } from './platform.ts';
+
+type ExportConfig = Pick<
+  Config,
+  | 'exportConcurrency'
+  | 'exportTimeoutMs'
+  | 'exportRatePerMinute'
+  | 'exportWorkDir'
+  | 'ffmpegPath'
+  | 'ffprobePath'
+  | 'shutdownGraceMs'
+  | 'tuning'
+>;
+
+/** Added niceness of every export ffmpeg: the API answers first, the encode takes what is left. */
+const EXPORT_NICENESS = 10;
+/** A work folder older than the export time-out by this much belongs to no running export. */
+const LEFTOVER_MARGIN_MS = 60_000;
+
+/**
+ * The export (issue 13, spec §4.7): the Piscina pool, the per-export work folders, the records of ffmpeg
+ * children (a restarted process kills what a killed one left running), and the route. At start-up it asks the
+ * resolved ffmpeg which filters it has, and says once what the export will do without.
+ */
+export function exportFeature(config: ExportConfig, platform: Platform): Feature {
+  const { log, store, clock, mediaUrl } = platform;
+  const { projects, assets } = platform.repositories;
+  const ffmpeg = resolveFfmpeg({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath });
+  const children = createExportChildren({ dir: join(config.exportWorkDir, 'children'), logger: log });
+  const workspaces = createExportWorkspaces({
+    root: join(config.exportWorkDir, 'exports'),
+    store,
+    probe: (path) => probeExportSource(path, { ffmpegPath: ffmpeg.ffmpeg, ffprobePath: ffmpeg.ffprobe }),
+    leftoverAgeMs: config.exportTimeoutMs + LEFTOVER_MARGIN_MS,
+    logger: log,
+  });
+  const pool = createExportPool({
+    concurrency: config.exportConcurrency,
+    ffmpegPath: ffmpeg.ffmpeg,
+    niceness: EXPORT_NICENESS,
+    logger: log,
+  });
+  let filters: FilterSupport = { loudnorm: true, sidechaincompress: true };
+  const service = createExportService({
+    commands: platform.projects,
+    assets,
+    store,
+    pool,
+    workspaces,
+    children,
+    filters: () => filters,
+    outputSize,
+    mediaUrl,
+    timeoutMs: config.exportTimeoutMs,
+    ratePerMinute: config.exportRatePerMinute,
+    clock,
+    logger: log,
+  });
+
+  let sweep: PeriodicTask | undefined;
+  return {
+    routes: [
+      exportRoute(service, {
+        owned: (userId, projectId) => ownedProject(projects, userId, projectId),
+        videoOf,
+      }),
+    ],
+    async start() {
+      sweep = startPeriodicTask({
+        name: 'export rate sweep',
+        intervalMs: config.tuning.limiterSweepIntervalMs,
+        logger: log,
+        run: async () => service.sweepLimits(),
+      });
+      const killed = await children.killLeftovers();
+      if (killed.length > 0) log.warn({ pids: killed }, 'killed ffmpeg left running by a stopped process');
+      await workspaces.removeLeftovers();
+      const detected = await detectFilterSupport(ffmpeg.ffmpeg);
+      filters = { loudnorm: detected.loudnorm, sidechaincompress: detected.sidechaincompress };
+      if (detected.missing.length > 0) {
+        const effects = [
+          ...(detected.loudnorm ? [] : ['the mix is only limited, not normalised to -14 LUFS']),
+          ...(detected.sidechaincompress ? [] : ['music is not ducked under voice']),
+        ];
+        log.warn(
+          { ffmpeg: ffmpeg.ffmpeg, missing: detected.missing },
+          `ffmpeg lacks ${detected.missing.join(', ')}: ${effects.join('; ') || 'exports may fail'} (FFMPEG_PATH can name ffmpeg 5 or newer)`,
+        );
+      }
+    },
+    drain: () => service.drain(config.shutdownGraceMs),
+    async stop() {
+      await sweep?.stop();
+      await pool.close();
+    },
+  };
+}

@@ -57,6 +57,8 @@ export interface ExportResponse {
 }
 
 const OUTPUT_FPS = 30;
+/** Sources copied and probed at once. */
+const STAGING_CONCURRENCY = 3;
 /** `export.progress` at most this often, and only for this much more done: each is one write of the project. */
 const PROGRESS_EVERY_MS = 1000;
 const PROGRESS_STEP = 0.02;
@@ -111,12 +113,16 @@ export function createExportService(deps: ExportServiceDeps) {
       ...new Set(project.clips.filter((clip) => clip.video_id === video.id).map((c) => c.asset_id)),
     ];
     const sources = new Map<string, ExportSource>();
-    // One at a time: each is a copy and an ffprobe, and a timeline holds a few dozen at most.
-    for (const assetId of assetIds) {
-      const asset = await deps.assets.get(assetId);
-      if (!asset || asset.project_id !== project.id) continue;
-      sources.set(assetId, await workspace.stage(asset.media_id));
-    }
+    // A few at a time: each is a copy and an ffprobe, mostly waiting, and a timeline holds a few dozen at most.
+    const queue = [...assetIds];
+    const stageNext = async (): Promise<void> => {
+      for (let assetId = queue.shift(); assetId !== undefined; assetId = queue.shift()) {
+        const asset = await deps.assets.get(assetId);
+        if (!asset || asset.project_id !== project.id) continue;
+        sources.set(assetId, await workspace.stage(asset.media_id));
+      }
+    };
+    await Promise.all(Array.from({ length: STAGING_CONCURRENCY }, stageNext));
     return sources;
   }
 

@@ -74,7 +74,8 @@ export const exportHandlers = {
       bumpsRevision: false,
       assets: [asset],
       events: [
-        { type: 'asset.created', video_id: null, data: { asset: view } },
+        // The revision it leaves unchanged, as every event of the library carries one (a client's If-Match).
+        { type: 'asset.created', video_id: null, data: { asset: view, revision: project.revision } },
         {
           type: 'export.completed',
           video_id: message.video_id,

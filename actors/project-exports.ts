@@ -74,8 +74,9 @@ export const exportHandlers = {
       bumpsRevision: false,
       assets: [asset],
       events: [
-        // The revision it leaves unchanged, as every event of the library carries one (a client's If-Match).
-        { type: 'asset.created', video_id: null, data: { asset: view, revision: project.revision } },
+        // No `revision`: it is unchanged, and a client that read the state at it may not have this asset yet
+        // (docs/editor.md: add an export's asset by id).
+        { type: 'asset.created', video_id: null, data: { asset: view } },
         {
           type: 'export.completed',
           video_id: message.video_id,

@@ -213,3 +213,15 @@ export async function topLevelAtoms(path: string): Promise<{ type: string; offse
     await file.close();
   }
 }
+
+/** The same mp4 with its mdat size set to 0 ("to the end of the file"), so only its packets tell its length. */
+export function openEndedMdat(data: Buffer): Buffer {
+  const copy = Buffer.from(data);
+  for (let offset = 0; offset + 8 <= copy.length; offset += copy.readUInt32BE(offset)) {
+    if (copy.toString('latin1', offset + 4, offset + 8) === 'mdat') {
+      copy.writeUInt32BE(0, offset);
+      return copy;
+    }
+  }
+  throw new Error('no mdat box');
+}

@@ -7,7 +7,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { resolveFfmpeg } from '../../src/adapters/media/ffmpeg-path.ts';
 import {
   clipFrames,
   exportCommand,
@@ -17,83 +16,21 @@ import {
   type ExportSource,
 } from '../../workers/export/index.ts';
 import { renderWithProgress } from '../helpers/ffmpeg-run.ts';
+import {
+  column,
+  ffmpeg,
+  greyFrames,
+  isBlack,
+  pixelStats,
+  probeFile,
+  row,
+} from '../helpers/media-analysis.ts';
 
 const run = promisify(execFile);
-const { ffmpeg, ffprobe } = resolveFfmpeg({
-  ffmpegPath: process.env.FFMPEG_PATH,
-  ffprobePath: process.env.FFPROBE_PATH,
-});
 const FPS = 30;
 
-interface Stream {
-  codec_type: string;
-  codec_name: string;
-  width?: number;
-  height?: number;
-  pix_fmt?: string;
-  r_frame_rate?: string;
-  avg_frame_rate?: string;
-  nb_frames?: string;
-  duration?: string;
-  sample_rate?: string;
-  channels?: number;
-}
-
-/** ffprobe's streams and format of a file (more fields than test/helpers/ffprobe.ts keeps). */
-async function probe(path: string): Promise<{ streams: Stream[]; durationSec: number }> {
-  const { stdout } = await run(ffprobe, [
-    '-v',
-    'error',
-    '-print_format',
-    'json',
-    '-show_format',
-    '-show_streams',
-    `file:${path}`,
-  ]);
-  const parsed = JSON.parse(stdout) as { streams: Stream[]; format: { duration: string } };
-  return { streams: parsed.streams, durationSec: Number(parsed.format.duration) };
-}
-
-/** Decoded frames `numbers` of a video as 8-bit grey pictures (rows of `width` bytes). */
-async function greyFrames(path: string, numbers: number[], width: number, height: number): Promise<Buffer[]> {
-  const select = numbers.map((n) => `eq(n\\,${n})`).join('+');
-  const { stdout } = await run(
-    ffmpeg,
-    ['-v', 'error', '-i', `file:${path}`, '-vf', `select=${select}`, '-vsync', '0'].concat([
-      '-f',
-      'rawvideo',
-      '-pix_fmt',
-      'gray',
-      'pipe:1',
-    ]),
-    { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 },
-  );
-  const size = width * height;
-  assert.equal(stdout.length, size * numbers.length, 'one picture per selected frame');
-  return numbers.map((_n, i) => stdout.subarray(i * size, (i + 1) * size));
-}
-
-/** Mean and maximum brightness of a run of pixels. */
-function stats(pixels: Iterable<number>): { mean: number; max: number } {
-  let sum = 0;
-  let count = 0;
-  let max = 0;
-  for (const value of pixels) {
-    sum += value;
-    count += 1;
-    max = Math.max(max, value);
-  }
-  return { mean: sum / count, max };
-}
-
-const row = (frame: Buffer, width: number, y: number) => frame.subarray(y * width, (y + 1) * width);
-function* column(frame: Buffer, width: number, height: number, x: number): Generator<number> {
-  for (let y = 0; y < height; y += 1) yield frame[y * width + x]!;
-}
-/** Black as pad writes it (Y=16, grey 0..16 after conversion) with a margin for the encoder's noise. */
-const isBlack = (pixels: Iterable<number>) => stats(pixels).max <= 32;
 /** Clearly picture: the sources' mean brightness is around 120. */
-const isPicture = (pixels: Iterable<number>) => stats(pixels).mean >= 40;
+const isPicture = (pixels: Iterable<number>) => pixelStats(pixels).mean >= 40;
 
 let dir: string;
 let video: ExportSource;
@@ -119,7 +56,7 @@ async function exportPlan(p: ExportPlan) {
   const { totalSec } = pictureTimeline(p);
   const silence = `anullsrc=r=48000:cl=stereo,atrim=0:${totalSec}[aout]`;
   const { updates } = await renderWithProgress(ffmpeg, exportCommand(p, silence), 8);
-  return { updates, probed: await probe(p.output.path), totalSec };
+  return { updates, probed: await probeFile(p.output.path), totalSec };
 }
 
 /** The checks every export must pass: codecs, size, 30 fps, duration = Σ ± 1 frame, AAC 48 kHz stereo. */
@@ -166,7 +103,7 @@ describe('export picture (real ffmpeg)', () => {
       imagePath,
     ]);
     // A "to its end" clip uses the container's duration, which the AAC track makes longer than the video.
-    const { durationSec } = await probe(videoPath);
+    const { durationSec } = await probeFile(videoPath);
     video = {
       path: videoPath,
       demuxer: 'mov',

@@ -17,6 +17,7 @@ import {
 } from '../../src/adapters/media/index.ts';
 import { AppError } from '../../src/domain/errors.ts';
 import type { ExportSource } from '../../src/ports/export-pool.ts';
+import { openEndedMdat } from '../helpers/media-analysis.ts';
 
 const run = promisify(execFile);
 const { ffmpeg, ffprobe } = resolveFfmpeg({
@@ -53,18 +54,6 @@ async function assertUnsupported(work: Promise<unknown>, cause?: RegExp): Promis
     assert.deepEqual(error.toBody(), { error: 'unsupported_media', message: UNSUPPORTED_MEDIA_MESSAGE });
     return true;
   });
-}
-
-/** The same bytes with the mdat size set to 0 ("to the end of the file"): only its packets tell its length. */
-function openEndedMdat(data: Buffer): Buffer {
-  const copy = Buffer.from(data);
-  for (let offset = 0; offset + 8 <= copy.length; offset += copy.readUInt32BE(offset)) {
-    if (copy.toString('latin1', offset + 4, offset + 8) === 'mdat') {
-      copy.writeUInt32BE(0, offset);
-      return copy;
-    }
-  }
-  throw new Error('no mdat box');
 }
 
 /** Reproducible noise (a linear congruential generator), so a failure can be replayed byte for byte. */

@@ -19,6 +19,7 @@ import { createFsMediaStore } from '../../src/adapters/storage/fs-store.ts';
 import { AppError } from '../../src/domain/errors.ts';
 import { newMediaId } from '../../src/domain/media-id.ts';
 import type { MediaIntake } from '../../src/ports/media-intake.ts';
+import { openEndedMdat } from '../helpers/media-analysis.ts';
 
 const run = promisify(execFile);
 const { ffmpeg, ffprobe } = resolveFfmpeg({
@@ -364,16 +365,4 @@ describe('media intake', () => {
 function hlsPlaylist(port: number): string {
   const segment = `http://127.0.0.1:${port}/seg.ts`;
   return `#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:2\n#EXTINF:2.0,\n${segment}\n#EXT-X-ENDLIST\n`;
-}
-
-/** The same mp4 with its mdat size set to 0 ("to the end of the file"), so only its packets tell its length. */
-function openEndedMdat(data: Buffer): Buffer {
-  const copy = Buffer.from(data);
-  for (let offset = 0; offset + 8 <= copy.length; offset += copy.readUInt32BE(offset)) {
-    if (copy.toString('latin1', offset + 4, offset + 8) === 'mdat') {
-      copy.writeUInt32BE(0, offset);
-      return copy;
-    }
-  }
-  throw new Error('no mdat box');
 }

@@ -33,7 +33,7 @@ export interface ExportSource {
     height: number;
     fps: number;
     pixFmt: string;
-    /** Display rotation in degrees (a phone's portrait video is stored landscape, rotated 90). */
+    /** Display rotation, 0/90/180/270 counter-clockwise (a phone's portrait video: stored landscape, 270). */
     rotation?: number;
   };
   /** Present when the file has an audio stream. */

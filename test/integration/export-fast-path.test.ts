@@ -15,7 +15,6 @@ import {
   fastPathBlockers,
   fastPathCommands,
   pictureDurationSec,
-  soundGraph,
   type ExportPlan,
   type ExportSource,
   type ProgressUpdate,
@@ -167,7 +166,7 @@ describe('export fast path (real ffmpeg)', () => {
       fastMs.push(result.ms);
       updates = result.updates;
       const slow = plan('reencoded.mp4');
-      slowMs.push((await renderWithProgress(ffmpeg, exportCommand(slow, soundGraph(slow)), totalSec)).ms);
+      slowMs.push((await renderWithProgress(ffmpeg, exportCommand(slow), totalSec)).ms);
     }
     const [bestFast, bestSlow] = [Math.min(...fastMs), Math.min(...slowMs)];
     t.diagnostic(

@@ -8,6 +8,7 @@ import {
   parseProgress,
   pictureDurationSec,
   pictureGraph,
+  soundGraph,
   ProgressParser,
   type ExportPlan,
   type ExportSource,
@@ -143,6 +144,26 @@ describe('export builders', () => {
     assert.deepEqual(clipFrames(tiny), [30, 0, 30]);
     assert.match(pictureGraph(tiny), /\[vclip0\]\[vclip2\]concat=n=2:v=1:a=0\[vout\]$/);
     assert.throws(() => pictureGraph(plan([])), RangeError);
+  });
+
+  it('joins each clip’s frames and its own sound in one concat when the track has sound', () => {
+    // The tiny image has no frame: neither its picture nor its sound is a segment.
+    const p = plan([clip(video, 1), clip(image, 0.01), clip(video, 1.01)]);
+    assert.deepEqual(clipFrames(p), [30, 0, 31]);
+    const joined = pictureGraph(p, true);
+    assert.match(joined, /;\[vclip0\]\[pic0\]\[vclip2\]\[pic2\]concat=n=2:v=1:a=1\[vout\]\[picture\]$/);
+    const sound = soundGraph(p, 'with-picture');
+    // Segments as long as their frames (30 and 31 frames at 1600 samples each), and no concat of their own.
+    assert.match(sound, /\[0:a:0\][^;]*atrim=end_sample=48000,apad=whole_len=48000\[pic0\]/);
+    assert.match(sound, /\[2:a:0\][^;]*atrim=end_sample=49600,apad=whole_len=49600\[pic2\]/);
+    assert.doesNotMatch(sound, /\[pic1\]|concat/);
+    assert.match(sound, /\[picture\]/);
+    const args = exportCommand(p);
+    assert.equal(args[args.indexOf('-filter_complex') + 1], `${joined};${sound}`);
+    // A track without sound keeps the picture-only concat, and the sound graph has no picture bus.
+    const silent = plan([clip(image, 1), clip(image, 2)]);
+    assert.equal(pictureGraph(silent, true), pictureGraph(silent));
+    assert.doesNotMatch(soundGraph(silent, 'with-picture'), /picture|pic0/);
   });
 
   it('builds the argv in order: globals, inputs, graph, maps, encoders, length, output', () => {

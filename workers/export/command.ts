@@ -1,12 +1,20 @@
 // The whole ffmpeg argv of a re-encoding export (without the binary): inputs, the picture and sound graphs,
-// the encoders and the output. The sound graph is a parameter because it is its own builder (sound-graph.ts);
-// anything with a final `[aout]` label fits.
+// the encoders and the output.
 import { ffmpegSeconds, inputArgs } from './input-args.ts';
 import { pictureDurationSec, pictureGraph } from './picture-graph.ts';
 import type { ExportPlan } from './plan.ts';
+import { soundGraph } from './sound-graph.ts';
 
-/** The ffmpeg arguments that render `plan` to `plan.output.path`, given the sound graph (ending in `[aout]`). */
-export function exportCommand(plan: ExportPlan, soundGraph: string): string[] {
+/**
+ * The ffmpeg arguments that render `plan` to `plan.output.path`: the picture graph with the sound graph, each
+ * clip's frames and own sound joined in one concat. `customSound` (tests of the picture alone) replaces the sound
+ * graph with any fragment ending in `[aout]`; the picture's concat then carries no sound.
+ */
+export function exportCommand(plan: ExportPlan, customSound?: string): string[] {
+  const filterGraph =
+    customSound === undefined
+      ? `${pictureGraph(plan, true)};${soundGraph(plan, 'with-picture')}`
+      : `${pictureGraph(plan)};${customSound}`;
   const { fps } = plan.output;
   return [
     // No prompt, no stdin (the runner owns it), and machine-readable progress on stdout instead of the
@@ -19,7 +27,7 @@ export function exportCommand(plan: ExportPlan, soundGraph: string): string[] {
     'pipe:1',
     ...inputArgs(plan),
     '-filter_complex',
-    `${pictureGraph(plan)};${soundGraph}`,
+    filterGraph,
     '-map',
     '[vout]',
     '-map',

@@ -20,7 +20,10 @@ export { ffmpegSeconds, inputArgs } from './input-args.ts';
 export { SHORT_SIDE_PX, outputSize } from './output-size.ts';
 export { clipFrames, pictureDurationSec, pictureGraph } from './picture-graph.ts';
 export {
+  PICTURE_SOUND,
+  pictureCarriesSound,
   pictureInput,
+  pictureSoundLabel,
   pictureTimeline,
   soundInput,
   type ExportPlan,
@@ -31,7 +34,7 @@ export {
   type SoundClip,
 } from './plan.ts';
 export { ProgressParser, parseProgress, type ProgressUpdate } from './progress.ts';
-export { LOUDNESS, SOUND_OUT, SOUND_SAMPLE_RATE, soundGraph } from './sound-graph.ts';
+export { LOUDNESS, SOUND_OUT, SOUND_SAMPLE_RATE, soundGraph, type PictureSound } from './sound-graph.ts';
 export {
   DEFAULT_NICENESS,
   STDERR_TAIL_BYTES,

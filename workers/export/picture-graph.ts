@@ -9,7 +9,13 @@
 // frame when a source falls short (a container's duration is often a frame longer than its video stream), and
 // `trim=end_frame` cuts by frame count, which no timestamp rounding can shift.
 import type { ExportPlan } from './plan.ts';
-import { pictureInput, pictureTimeline } from './plan.ts';
+import {
+  PICTURE_SOUND,
+  pictureCarriesSound,
+  pictureInput,
+  pictureSoundLabel,
+  pictureTimeline,
+} from './plan.ts';
 
 /** How many output frames each picture clip gets (0 for a clip shorter than half a frame at its position). */
 export function clipFrames(plan: Pick<ExportPlan, 'picture' | 'output'>): number[] {
@@ -37,13 +43,20 @@ function sizeFilters(fit: 'fit' | 'fill', width: number, height: number): string
 /**
  * The picture part of `-filter_complex`: one chain per picture clip reading `[<pictureInput(i)>:v]`, then
  * `concat` into `[vout]`. Its labels are `[vclip<i>]`, apart from the sound graph's (`[pic<i>]`, `[voice]`…).
+ *
+ * `withSound` (the re-encoding command, when the track has sound): each clip's sound segment `[pic<i>]` from
+ * the sound graph (`soundGraph(plan, 'with-picture')`) goes into the same `concat`, interleaved with its
+ * frames, which also outputs `[picture]`. One concat keeps every input's video and audio decoding in step;
+ * two separate ones let ffmpeg run one far ahead of the other and queue decoded frames in between, which
+ * made the whole export about 1.4 times slower (test/bench/export.ts).
  * Throws on a plan without frames (the service answers `no_video_clips` before it builds a plan).
  */
-export function pictureGraph(plan: ExportPlan): string {
+export function pictureGraph(plan: ExportPlan, withSound = false): string {
   const { width, height, fps, fit } = plan.output;
   const frames = clipFrames(plan);
+  const interleaved = withSound && pictureCarriesSound(plan);
   const chains: string[] = [];
-  const labels: string[] = [];
+  const segments: string[] = [];
   plan.picture.forEach((_clip, i) => {
     const count = frames[i]!;
     // A clip that rounds to no frame is left out: concat cannot take an empty segment, and its input stays
@@ -63,8 +76,11 @@ export function pictureGraph(plan: ExportPlan): string {
       'setpts=PTS-STARTPTS',
     ];
     chains.push(`[${pictureInput(i)}:v]${filters.join(',')}${label}`);
-    labels.push(label);
+    segments.push(interleaved ? `${label}[${pictureSoundLabel(i)}]` : label);
   });
-  if (labels.length === 0) throw new RangeError('an export needs at least one frame of picture');
-  return [...chains, `${labels.join('')}concat=n=${labels.length}:v=1:a=0[vout]`].join(';');
+  if (segments.length === 0) throw new RangeError('an export needs at least one frame of picture');
+  const join = interleaved
+    ? `concat=n=${segments.length}:v=1:a=1[vout][${PICTURE_SOUND}]`
+    : `concat=n=${segments.length}:v=1:a=0[vout]`;
+  return [...chains, `${segments.join('')}${join}`].join(';');
 }

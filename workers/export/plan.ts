@@ -30,3 +30,14 @@ export function pictureTimeline(plan: Pick<ExportPlan, 'picture'>): { starts: nu
   }
   return { starts, totalSec: at };
 }
+
+/**
+ * Whether the video track carries sound of its own (a clip with audio): then the re-encoding command joins each
+ * clip's frames and sound in one `concat` (picture-graph.ts), whose audio output the sound graph mixes.
+ */
+export const pictureCarriesSound = (plan: Pick<ExportPlan, 'picture'>): boolean =>
+  plan.picture.some((clip) => clip.source.audio !== undefined);
+
+/** Label of picture clip `index`'s own sound segment, and of those segments joined (`[picture]`). */
+export const pictureSoundLabel = (index: number): string => `pic${index}`;
+export const PICTURE_SOUND = 'picture';

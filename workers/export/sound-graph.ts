@@ -5,7 +5,17 @@
 // which lacks `amix=normalize`, `adelay=all` and `alimiter=latency`. So it only uses options both have:
 // per-channel sample delays (`adelay=delays=NS|NS`, every stream is stereo by then) and `amix` followed by
 // `volume=N` (see `mixed`). Positions and lengths are counted in samples at 48 kHz so nothing drifts.
-import { pictureInput, pictureTimeline, soundInput, type ExportPlan, type SoundClip } from './plan.ts';
+import { clipFrames } from './picture-graph.ts';
+import {
+  PICTURE_SOUND,
+  pictureCarriesSound,
+  pictureInput,
+  pictureSoundLabel,
+  pictureTimeline,
+  soundInput,
+  type ExportPlan,
+  type SoundClip,
+} from './plan.ts';
 
 /** Sample rate of every stream in the graph and of the output's AAC track. */
 export const SOUND_SAMPLE_RATE = 48_000;
@@ -72,28 +82,52 @@ class Graph {
 }
 
 /**
+ * How the video track's own sound reaches the mix. `separate`: the sound graph concatenates it itself (the
+ * fast path, whose picture is copied, and tests of the sound alone). `with-picture`: it only makes each clip's
+ * segment, exactly as long as the clip's frames, and the picture graph's `concat` joins them with the frames
+ * into `[picture]` (pictureGraph's `withSound`).
+ */
+export type PictureSound = 'separate' | 'with-picture';
+
+/**
  * The video track's audio as one stream of exactly the timeline's length: each clip's own audio (at its volume,
  * cut to its duration) or, for an image or a silent video, silence of its duration, concatenated in order. One
  * `concat` places every clip at its `pictureTimeline` start to the sample, whatever the number of clips, and
  * costs the final mix a single input. Undefined when no clip has audio (the bus would be pure silence).
+ * With the picture, each segment lasts its clip's frames (to the sample: a frame is 1600 samples at 30 fps),
+ * so the picture's concat, which starts each segment where the longer of its streams ended, never drifts.
  */
-function pictureBus(graph: Graph, plan: ExportPlan): string | undefined {
-  if (!plan.picture.some((clip) => clip.source.audio)) return undefined;
-  const { starts } = pictureTimeline(plan);
-  const segments = plan.picture.map((clip, i) => {
-    // From rounded ends rather than rounded durations, so rounding never accumulates along the track.
-    const samples = toSamples(starts[i]! + clip.durationSec) - toSamples(starts[i]!);
-    if (!clip.source.audio) {
-      return graph.add('', [SILENCE, `atrim=end_sample=${samples}`, FORMAT], `pic${i}`);
-    }
-    return graph.add(
-      `[${pictureInput(i)}:a:0]`,
-      [NORMALISE_INPUT, `volume=${gain(clip.volume)}`, exactly(samples)],
-      `pic${i}`,
-    );
+function pictureBus(graph: Graph, plan: ExportPlan, mode: PictureSound): string | undefined {
+  if (!pictureCarriesSound(plan)) return undefined;
+  const lengths = mode === 'with-picture' ? frameLengths(plan) : timeLengths(plan);
+  const segments = plan.picture.flatMap((clip, i) => {
+    const samples = lengths[i]!;
+    if (mode === 'with-picture' && samples <= 0) return []; // no frame: not a segment of the picture either
+    const label = pictureSoundLabel(i);
+    if (!clip.source.audio) return [graph.add('', [SILENCE, `atrim=end_sample=${samples}`, FORMAT], label)];
+    const filters = [NORMALISE_INPUT, `volume=${gain(clip.volume)}`, exactly(samples)];
+    return [graph.add(`[${pictureInput(i)}:a:0]`, filters, label)];
   });
+  if (mode === 'with-picture') return `[${PICTURE_SOUND}]`;
   if (segments.length === 1) return segments[0];
-  return graph.add(segments.join(''), [`concat=n=${segments.length}:v=0:a=1`], 'picture');
+  return graph.add(segments.join(''), [`concat=n=${segments.length}:v=0:a=1`], PICTURE_SOUND);
+}
+
+/** Each picture clip's samples from its place on the timeline: rounded ends, so rounding never accumulates. */
+function timeLengths(plan: ExportPlan): number[] {
+  const { starts } = pictureTimeline(plan);
+  return plan.picture.map((clip, i) => toSamples(starts[i]! + clip.durationSec) - toSamples(starts[i]!));
+}
+
+/** Each picture clip's samples from its frames (`clipFrames`), ends rounded from the frame count. */
+function frameLengths(plan: ExportPlan): number[] {
+  const { fps } = plan.output;
+  let frame = 0;
+  return clipFrames(plan).map((count) => {
+    const start = Math.round((frame * SOUND_SAMPLE_RATE) / fps);
+    frame += Math.max(0, count);
+    return Math.round((frame * SOUND_SAMPLE_RATE) / fps) - start;
+  });
 }
 
 /**
@@ -127,13 +161,13 @@ function placedSound(
  * the target on programme material; a two-pass measure-then-apply would double the export time). Without
  * `loudnorm` the mix is only peak-limited; without `sidechaincompress` music plays at its own volume.
  */
-export function soundGraph(plan: ExportPlan): string {
+export function soundGraph(plan: ExportPlan, pictureSound: PictureSound = 'separate'): string {
   const { totalSec } = pictureTimeline(plan);
   const total = toSamples(totalSec);
   if (total <= 0) throw new RangeError('the export has no picture: its duration is zero');
   const graph = new Graph();
 
-  const picture = pictureBus(graph, plan);
+  const picture = pictureBus(graph, plan, pictureSound);
   const byTrack = { voice: [] as string[], sfx: [] as string[], music: [] as string[] };
   plan.sounds.forEach((clip, i) => {
     const label = placedSound(graph, plan, clip, i, total);

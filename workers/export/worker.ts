@@ -9,7 +9,6 @@ import { exportCommand } from './command.ts';
 import { fastPathCommands, fastPathEligible } from './fast-path.ts';
 import { pictureTimeline } from './plan.ts';
 import { runFfmpeg, type RunResult } from './runner.ts';
-import { soundGraph } from './sound-graph.ts';
 
 // The task and its port's messages are the pool's contract (src/ports/export-pool.ts).
 export type { ExportPoolMessage, ExportTask, ExportWorkerMessage } from '../../src/ports/export-pool.ts';
@@ -20,7 +19,7 @@ import type { ExportPlan, ExportTask, ExportWorkerMessage } from '../../src/port
  * (fast-path.ts), else the one re-encoding command. Working files go beside the output (the export's folder).
  */
 async function commandsFor(plan: ExportPlan): Promise<string[][]> {
-  if (!fastPathEligible(plan)) return [exportCommand(plan, soundGraph(plan))];
+  if (!fastPathEligible(plan)) return [exportCommand(plan)];
   const files = {
     concatListPath: `${plan.output.path}.ffconcat`,
     videoOnlyPath: `${plan.output.path}.video.mp4`,

@@ -87,9 +87,8 @@ export function createExportService(deps: ExportServiceDeps) {
   const stopping = new AbortController();
 
   /** A stored export of exactly this timeline, if there is one whose file is still there. */
-  async function stored(project: ProjectRecord, wanted: ExportedFrom): Promise<ExportResponse | undefined> {
-    const assets = await deps.assets.listByProject(project.id);
-    for (const asset of assets.reverse()) {
+  async function stored(library: AssetRecord[], wanted: ExportedFrom): Promise<ExportResponse | undefined> {
+    for (const asset of [...library].reverse()) {
       if (!isExportOf(asset, wanted) || !(await deps.store.stat(asset.media_id))) continue;
       const { metadata } = asset;
       return {
@@ -108,7 +107,9 @@ export function createExportService(deps: ExportServiceDeps) {
     workspace: ExportWorkspace,
     project: ProjectRecord,
     video: VideoRecord,
+    library: AssetRecord[],
   ): Promise<Map<string, ExportSource>> {
+    const assets = new Map(library.map((asset) => [asset.id, asset]));
     const assetIds = [
       ...new Set(project.clips.filter((clip) => clip.video_id === video.id).map((c) => c.asset_id)),
     ];
@@ -117,8 +118,8 @@ export function createExportService(deps: ExportServiceDeps) {
     const queue = [...assetIds];
     const stageNext = async (): Promise<void> => {
       for (let assetId = queue.shift(); assetId !== undefined; assetId = queue.shift()) {
-        const asset = await deps.assets.get(assetId);
-        if (!asset || asset.project_id !== project.id) continue;
+        const asset = assets.get(assetId);
+        if (!asset) continue;
         sources.set(assetId, await workspace.stage(asset.media_id));
       }
     };
@@ -179,6 +180,7 @@ export function createExportService(deps: ExportServiceDeps) {
     video: VideoRecord,
     fit: 'fit' | 'fill',
     deadline: number,
+    library: AssetRecord[],
   ): Promise<ExportResponse> {
     const exportId = newId('ex', 16);
     const log = logger.child({ export_id: exportId, project_id: project.id, video_id: video.id });
@@ -195,7 +197,11 @@ export function createExportService(deps: ExportServiceDeps) {
     let mediaId: string | undefined;
     try {
       workspace = await deps.workspaces.open(exportId);
-      const sources = await beforeDeadline(stageSources(workspace, project, video), deadline, deps.clock);
+      const sources = await beforeDeadline(
+        stageSources(workspace, project, video, library),
+        deadline,
+        deps.clock,
+      );
       const { width, height } = deps.outputSize(video.aspect_ratio);
       const planned = exportPlan({
         project,
@@ -286,9 +292,11 @@ export function createExportService(deps: ExportServiceDeps) {
         );
       }
       const fit = body.fit ?? 'fit';
-      const cached = await stored(project, { video_id: video.id, revision: project.revision, fit });
+      // The project's library, read once: the stored exports and the sources' files.
+      const library = await deps.assets.listByProject(project.id);
+      const cached = await stored(library, { video_id: video.id, revision: project.revision, fit });
       if (cached) return cached;
-      const work = run(userId, project, video, fit, started + deps.timeoutMs);
+      const work = run(userId, project, video, fit, started + deps.timeoutMs, library);
       running.add(work);
       void work.catch(() => undefined).finally(() => running.delete(work));
       return work;

@@ -8,3 +8,4 @@ export * from './net/index.ts';
 export * from './providers/index.ts';
 export * from './storage/index.ts';
 export * from './agent/index.ts';
+export * from './worker-module.ts';

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { Config } from '../config.ts';
 import type { FilterSupport } from '../ports/export-pool.ts';
 import { createExportChildren, createExportPool, createExportWorkspaces } from '../adapters/export/index.ts';
-import { probeExportSource, resolveFfmpeg } from '../adapters/media/index.ts';
+import { createProbePool, resolveFfmpeg } from '../adapters/media/index.ts';
 import { exportRoute } from '../http/routes/export.ts';
 import { createExportService } from '../services/export.ts';
 import { startPeriodicTask, type PeriodicTask } from '../services/periodic-task.ts';
@@ -38,11 +38,14 @@ export function exportFeature(config: ExportConfig, platform: Platform): Feature
   const { log, store, clock, mediaUrl } = platform;
   const { projects, assets } = platform.repositories;
   const ffmpeg = resolveFfmpeg({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath });
+  // Sources are probed from a worker thread: spawning a child forks the whole process, which blocks the
+  // thread that spawns for 10–40 ms, and an export probes a dozen files or more.
+  const probes = createProbePool({ ffmpegPath: ffmpeg.ffmpeg, ffprobePath: ffmpeg.ffprobe, logger: log });
   const children = createExportChildren({ dir: join(config.exportWorkDir, 'children'), logger: log });
   const workspaces = createExportWorkspaces({
     root: join(config.exportWorkDir, 'exports'),
     store,
-    probe: (path) => probeExportSource(path, { ffmpegPath: ffmpeg.ffmpeg, ffprobePath: ffmpeg.ffprobe }),
+    probe: (path) => probes.probe(path),
     leftoverAgeMs: config.exportTimeoutMs + LEFTOVER_MARGIN_MS,
     logger: log,
   });
@@ -104,6 +107,7 @@ export function exportFeature(config: ExportConfig, platform: Platform): Feature
     async stop() {
       await sweep?.stop();
       await pool.close();
+      await probes.close();
     },
   };
 }

@@ -15,6 +15,7 @@ import type {
   ExportWorkerMessage,
   RunResult,
 } from '../../ports/export-pool.ts';
+import { workerExecArgv, workerModuleUrl } from '../worker-module.ts';
 
 export interface ExportPoolOptions {
   /** Exports rendered at once (`EXPORT_CONCURRENCY`): one thread, one ffmpeg each. */
@@ -36,19 +37,7 @@ const CLOSE_GRACE_MS = 2_000;
  * `dist/workers/export/worker.js` (tsconfig.build.json compiles `workers/` with the same root).
  */
 export function exportWorkerUrl(moduleUrl: string = import.meta.url): URL {
-  const extension = new URL(moduleUrl).pathname.endsWith('.ts') ? 'ts' : 'js';
-  return new URL(`../../../workers/export/worker.${extension}`, moduleUrl);
-}
-
-/**
- * Node options for the worker threads. A thread inherits the process's `execArgv`, which under tsx already
- * holds its loader (`--import …/tsx/dist/loader.mjs`); should tsx have been registered another way, a `.ts`
- * worker gets `--import tsx` explicitly, or it could not load.
- */
-function workerExecArgv(workerUrl: URL): string[] | undefined {
-  if (!workerUrl.pathname.endsWith('.ts')) return undefined;
-  if (process.execArgv.some((arg) => arg.includes('tsx'))) return undefined;
-  return [...process.execArgv, '--import', 'tsx'];
+  return workerModuleUrl('../../../workers/export/worker', moduleUrl);
 }
 
 const isWorkerMessage = (value: unknown): value is ExportWorkerMessage =>

@@ -6,6 +6,7 @@ import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Logger } from 'pino';
+import { AppError } from '../../domain/errors.ts';
 import { exportError } from '../../domain/export-errors.ts';
 import type { ExportSource, ExportWorkspace, ExportWorkspaces } from '../../ports/export-pool.ts';
 import type { MediaStore } from '../../ports/media-store.ts';
@@ -45,6 +46,10 @@ export function createExportWorkspaces(options: ExportWorkspacesOptions): Export
       try {
         return await probe(path);
       } catch (error) {
+        // The probe refuses a file with a 415; anything else (ffprobe cannot run) is ours, not the source's.
+        if (!(error instanceof AppError && error.status === 415)) {
+          throw exportError('export_failed', 'The export could not be completed', error);
+        }
         throw exportError(
           'corrupt_source',
           'A source of the timeline cannot be decoded; replace or remove its clip',

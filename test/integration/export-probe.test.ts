@@ -11,19 +11,14 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import {
   probeExportSource,
-  resolveFfmpeg,
   UNSUPPORTED_MEDIA_MESSAGE,
   type MediaProbeOptions,
 } from '../../src/adapters/media/index.ts';
 import { AppError } from '../../src/domain/errors.ts';
 import type { ExportSource } from '../../src/ports/export-pool.ts';
-import { openEndedMdat } from '../helpers/media-analysis.ts';
+import { ffmpeg, ffprobe, openEndedMdat } from '../helpers/media-analysis.ts';
 
 const run = promisify(execFile);
-const { ffmpeg, ffprobe } = resolveFfmpeg({
-  ffmpegPath: process.env.FFMPEG_PATH,
-  ffprobePath: process.env.FFPROBE_PATH,
-});
 const options: MediaProbeOptions = { ffmpegPath: ffmpeg, ffprobePath: ffprobe };
 const encoders = execFileSync(ffmpeg, ['-hide_banner', '-encoders'], { encoding: 'utf8' });
 const hasEncoder = (name: string) => new RegExp(`^\\s*[VAS][A-Z.]{5}\\s+${name}\\s`, 'm').test(encoders);

@@ -13,19 +13,14 @@ import { promisify } from 'node:util';
 import {
   createProbePool,
   probeExportSource,
-  resolveFfmpeg,
   UNSUPPORTED_MEDIA_MESSAGE,
   type MediaProbeOptions,
   type ProbePool,
 } from '../../src/adapters/media/index.ts';
 import { AppError } from '../../src/domain/errors.ts';
-import { openEndedMdat } from '../helpers/media-analysis.ts';
+import { ffmpeg, ffprobe, openEndedMdat } from '../helpers/media-analysis.ts';
 
 const run = promisify(execFile);
-const { ffmpeg, ffprobe } = resolveFfmpeg({
-  ffmpegPath: process.env.FFMPEG_PATH,
-  ffprobePath: process.env.FFPROBE_PATH,
-});
 const options: MediaProbeOptions = { ffmpegPath: ffmpeg, ffprobePath: ffprobe };
 
 /** The error probeExportSource rejects with in the main thread (the pool must reject with its equal). */

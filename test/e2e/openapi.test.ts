@@ -43,6 +43,7 @@ describe('GET /api/v1/openapi.json', () => {
       '/api/v1/media-studio/projects/{project_id}/clips',
       '/api/v1/media-studio/projects/{project_id}/clips/{clip_id}',
       '/api/v1/media-studio/projects/{project_id}/events',
+      '/api/v1/media-studio/projects/{project_id}/export',
       '/api/v1/media-studio/projects/{project_id}/instruct',
       '/api/v1/media-studio/projects/{project_id}/videos',
       '/api/v1/media-studio/projects/{project_id}/videos/{video_id}',

@@ -208,6 +208,8 @@ export function createEventSockets(deps: {
 
   let backpressure: ReturnType<typeof setInterval> | undefined;
   let recheck: PeriodicTask | undefined;
+  /** Projects the last recheck found deleted while sockets still watched them. */
+  const gone = new Set<string>();
 
   /** Closes sockets of revoked keys and deleted projects (one lookup per key and per project). */
   async function recheckAll() {
@@ -218,10 +220,15 @@ export function createEventSockets(deps: {
       const key = await deps.keys.get(keyId);
       if (!key || key.revoked_at) closeWhere((state) => state.keyId === keyId, 'keyRevoked');
     }
+    // A deletion announces itself (`project.deleted`, then the close); the recheck only catches an announcement
+    // that never came. The document goes before its event is published, so a project seen gone is closed at
+    // the next recheck that still finds it gone: its sockets get the event first whenever it does come.
+    const goneBefore = new Set(gone);
+    gone.clear();
     for (const projectId of projectIds) {
-      if (!(await deps.projects.get(projectId))) {
-        closeWhere((state) => state.projectId === projectId, 'projectDeleted');
-      }
+      if (await deps.projects.get(projectId)) continue;
+      if (goneBefore.has(projectId)) closeWhere((state) => state.projectId === projectId, 'projectDeleted');
+      else gone.add(projectId);
     }
   }
 

@@ -6,6 +6,18 @@ import type { ExportPlan } from './plan.ts';
 import { soundGraph } from './sound-graph.ts';
 
 /**
+ * How every export step starts: no prompt, no stdin (the runner owns it), and machine-readable progress on
+ * stdout instead of the human status line on stderr, which then carries only the log.
+ */
+export const RENDER_GLOBALS = ['-hide_banner', '-nostdin', '-y', '-nostats', '-progress', 'pipe:1'];
+
+/**
+ * Metadata and chapters would otherwise be copied from the first input: a user's file (camera, GPS, a title)
+ * has no business in another user's export.
+ */
+export const NO_USER_METADATA = ['-map_metadata', '-1', '-map_chapters', '-1'];
+
+/**
  * The ffmpeg arguments that render `plan` to `plan.output.path`: the picture graph with the sound graph, each
  * clip's frames and own sound joined in one concat. `customSound` (tests of the picture alone) replaces the sound
  * graph with any fragment ending in `[aout]`; the picture's concat then carries no sound.
@@ -17,14 +29,7 @@ export function exportCommand(plan: ExportPlan, customSound?: string): string[] 
       : `${pictureGraph(plan)};${customSound}`;
   const { fps } = plan.output;
   return [
-    // No prompt, no stdin (the runner owns it), and machine-readable progress on stdout instead of the
-    // human status line on stderr, which then carries only the log.
-    '-hide_banner',
-    '-nostdin',
-    '-y',
-    '-nostats',
-    '-progress',
-    'pipe:1',
+    ...RENDER_GLOBALS,
     ...inputArgs(plan),
     '-filter_complex',
     filterGraph,
@@ -32,12 +37,7 @@ export function exportCommand(plan: ExportPlan, customSound?: string): string[] 
     '[vout]',
     '-map',
     '[aout]',
-    // Metadata and chapters would otherwise be copied from the first input: a user's file (camera, GPS, a
-    // title) has no business in another user's export.
-    '-map_metadata',
-    '-1',
-    '-map_chapters',
-    '-1',
+    ...NO_USER_METADATA,
     '-c:v',
     'libx264',
     '-preset',

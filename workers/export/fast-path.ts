@@ -15,7 +15,7 @@
 // by the encoder's priming (1024 samples for ffmpeg's AAC, 2112 for Apple's: 21 to 48 ms) — so the copied
 // picture would come out that much later than its sound, more than a frame with a phone's files. Copied into
 // a file of its own first, the picture starts at its first frame, and the second step maps it with the sound.
-import { soundAndFileArgs } from './command.ts';
+import { NO_USER_METADATA, RENDER_GLOBALS, soundAndFileArgs } from './command.ts';
 import { ffmpegSeconds, inputArgs } from './input-args.ts';
 import { clipFrames } from './picture-graph.ts';
 import type { ExportPlan } from './plan.ts';
@@ -157,10 +157,7 @@ export function fastPathCommands(plan: ExportPlan, files: FastPathFiles): FastPa
     '0:v:0',
     '-c',
     'copy',
-    '-map_metadata',
-    '-1',
-    '-map_chapters',
-    '-1',
+    ...NO_USER_METADATA,
     '-f',
     'mp4',
     `file:${files.videoOnlyPath}`,
@@ -168,12 +165,7 @@ export function fastPathCommands(plan: ExportPlan, files: FastPathFiles): FastPa
   // The re-encode path's inputs come first, so the sound graph's numbering (plan.ts) holds; the copy is last.
   const videoInput = plan.picture.length + plan.sounds.length;
   const mux = [
-    '-hide_banner',
-    '-nostdin',
-    '-y',
-    '-nostats',
-    '-progress',
-    'pipe:1',
+    ...RENDER_GLOBALS,
     ...inputArgs(plan),
     ...ownInput('mov', files.videoOnlyPath),
     '-filter_complex',
@@ -182,11 +174,7 @@ export function fastPathCommands(plan: ExportPlan, files: FastPathFiles): FastPa
     `${videoInput}:v:0`,
     '-map',
     '[aout]',
-    // As in command.ts: nothing of a user's metadata or chapters in the export.
-    '-map_metadata',
-    '-1',
-    '-map_chapters',
-    '-1',
+    ...NO_USER_METADATA,
     '-c:v',
     'copy',
     ...soundAndFileArgs(plan),

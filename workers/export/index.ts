@@ -1,5 +1,5 @@
 // The export worker: its builders, the runner and the Piscina task (DESIGN.md §5.1: named exports only).
-export { exportCommand, soundAndFileArgs } from './command.ts';
+export { NO_USER_METADATA, RENDER_GLOBALS, exportCommand, soundAndFileArgs } from './command.ts';
 export {
   concatList,
   concatQuote,

@@ -32,6 +32,14 @@ const message = Type.Object({
   role: Type.Union([Type.Literal('user'), Type.Literal('assistant')]),
   text: Type.String(),
   image_urls: Type.Optional(Type.Array(Type.String())),
+  usage: Type.Optional(
+    Type.Object({
+      prompt_tokens: Type.Integer({ minimum: 0 }),
+      completion_tokens: Type.Integer({ minimum: 0 }),
+      total_tokens: Type.Integer({ minimum: 0 }),
+      completions: Type.Integer({ minimum: 0 }),
+    }),
+  ),
   created_at: Type.String(),
 });
 

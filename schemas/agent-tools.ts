@@ -24,11 +24,14 @@ export const ClipTimingFields = {
   ),
 };
 
+/** Tool parameters admit no other property: nothing the runtime did not check reaches a command. */
+const closed = (description: string) => ({ description, additionalProperties: false });
+
 export const AGENT_TOOLS = {
-  list_assets: Type.Object({}, { description: 'The library: id, kind, source, prompt, duration' }),
+  list_assets: Type.Object({}, closed('The library: id, kind, source, prompt, duration')),
   get_timeline: Type.Object(
     { video_id: Type.Optional(Type.String()) },
-    { description: 'The clips of every track with their timing' },
+    closed('The clips of every track with their timing'),
   ),
   generate_image: Type.Object(
     {
@@ -36,7 +39,7 @@ export const AGENT_TOOLS = {
       aspect_ratio: Type.Optional(literalUnion(PROJECT_ASPECT_RATIOS)),
       reference_asset_ids: Type.Optional(Type.Array(Type.String(), { maxItems: 9 })),
     },
-    { description: 'One image job (50 credits); waits for it and adds the image to the library' },
+    closed('One image job (50 credits); waits for it and adds the image to the library'),
   ),
   generate_video: Type.Object(
     {
@@ -47,27 +50,27 @@ export const AGENT_TOOLS = {
       image_asset_id: Type.Optional(Type.String()),
       generate_audio: Type.Optional(Type.Boolean()),
     },
-    { description: 'One video job (spec prices); waits for it and adds the video to the library' },
+    closed('One video job (spec prices); waits for it and adds the video to the library'),
   ),
   add_clip: Type.Object(
     { track: literalUnion(TRACKS), asset_id: Type.String(), ...ClipTimingFields },
-    { description: 'Places an asset on a track (as POST /clips)' },
+    closed('Places an asset on a track (as POST /clips)'),
   ),
   update_clip: Type.Object(
     { clip_id: Type.String(), ...ClipTimingFields },
-    { description: 'Moves, trims or changes the volume of a clip (as PATCH /clips/<id>)' },
+    closed('Moves, trims or changes the volume of a clip (as PATCH /clips/<id>)'),
   ),
   remove_clip: Type.Object(
     { clip_id: Type.String() },
-    { description: 'Removes a clip; the rest of its track closes up (as DELETE /clips/<id>)' },
+    closed('Removes a clip; the rest of its track closes up (as DELETE /clips/<id>)'),
   ),
   append_context: Type.Object(
     { text: Type.String({ minLength: 1 }) },
-    { description: 'Appends Markdown to the project context' },
+    closed('Appends Markdown to the project context'),
   ),
   set_aspect_ratio: Type.Object(
     { aspect_ratio: literalUnion(PROJECT_ASPECT_RATIOS) },
-    { description: "Changes the target video's aspect ratio" },
+    closed("Changes the target video's aspect ratio"),
   ),
 } satisfies Record<string, TSchema>;
 

@@ -250,6 +250,15 @@ export const MessageSchema = Type.Object({
   role: Type.Union([Type.Literal('user'), Type.Literal('assistant')]),
   text: Type.String(),
   image_urls: Type.Optional(Type.Array(Type.String())),
+  /** An LLM agent's reply: the tokens its turn used. */
+  usage: Type.Optional(
+    Type.Object({
+      prompt_tokens: Type.Integer(),
+      completion_tokens: Type.Integer(),
+      total_tokens: Type.Integer(),
+      completions: Type.Integer(),
+    }),
+  ),
   turn_id: Type.String(),
   created_at: Type.String({ format: 'date-time' }),
 });

@@ -74,6 +74,14 @@ export const EnvSchema = Type.Object({
   SUBMIT_ABANDONED_MS: Int({ minimum: 1000, default: 300_000 }),
   AGENT: OneOf(['builtin', 'llm'], 'builtin'),
   LLM_API_KEY: Text(),
+  LLM_BASE_URL: Type.String({
+    pattern: '^https?://\\S+$',
+    default: 'https://api.openai.com/v1',
+    errorMessage: 'LLM_BASE_URL must be an http(s) URL, e.g. https://api.openai.com/v1',
+  }),
+  LLM_MODEL: Type.String({ minLength: 1, default: 'gpt-4.1-mini' }),
+  LLM_TIMEOUT_MS: Int({ minimum: 1000, default: 120_000 }),
+  AGENT_MAX_STEPS: Int({ minimum: 1, maximum: 64, default: 8 }),
   TURN_LEASE_MS: Int({ minimum: 1000, default: 30_000 }),
   TURN_QUEUE_MAX: Int({ minimum: 0, default: 10 }),
   UPLOAD_MAX_BYTES: Int({ minimum: 1, default: 209_715_200 }),
@@ -133,9 +141,13 @@ export interface Config {
   submitAbandonedMs: number;
   /** How long a stopping node lets in-flight requests finish (`SHUTDOWN_GRACE_MS`). */
   shutdownGraceMs: number;
-  /** The editor's agent (`AGENT`); `llmApiKey` is its credential when `llm`. */
+  /** The editor's agent (`AGENT`). */
   agent: Env['AGENT'];
-  llmApiKey: string | undefined;
+  /**
+   * The LLM agent's server (CONTRACT §9): any OpenAI-compatible Chat Completions endpoint. `apiKey` undefined:
+   * instruct answers 503 when `AGENT=llm`.
+   */
+  llm: { baseUrl: string; apiKey: string | undefined; model: string; timeoutMs: number; maxSteps: number };
   /** A granted agent turn whose node stops renewing is failed after this long (`TURN_LEASE_MS`). */
   turnLeaseMs: number;
   /** Agent turns waiting per project before instruct answers 429 (`TURN_QUEUE_MAX`). */
@@ -296,9 +308,6 @@ function toConfig(env: Env): Config {
   if (env.PROVIDER === 'fal' && !env.FAL_KEY) {
     throw new ConfigError('PROVIDER=fal needs FAL_KEY (the fal API key)');
   }
-  if (env.AGENT === 'llm' && env.LLM_API_KEY) {
-    throw new ConfigError('AGENT=llm is not supported by this version yet: use AGENT=builtin');
-  }
   if (env.MONGO_URL && !/^mongodb(\+srv)?:\/\//.test(env.MONGO_URL)) {
     throw new ConfigError('MONGO_URL must be a mongodb:// or mongodb+srv:// URL');
   }
@@ -355,7 +364,13 @@ function toConfig(env: Env): Config {
     submitAbandonedMs: env.SUBMIT_ABANDONED_MS,
     shutdownGraceMs: env.SHUTDOWN_GRACE_MS,
     agent: env.AGENT,
-    llmApiKey: env.LLM_API_KEY,
+    llm: {
+      baseUrl: env.LLM_BASE_URL.replace(/\/+$/, ''),
+      apiKey: env.LLM_API_KEY,
+      model: env.LLM_MODEL,
+      timeoutMs: env.LLM_TIMEOUT_MS,
+      maxSteps: env.AGENT_MAX_STEPS,
+    },
     turnLeaseMs: env.TURN_LEASE_MS,
     turnQueueMax: env.TURN_QUEUE_MAX,
     wsAllowedOrigins: allowedOrigins(env.WS_ALLOWED_ORIGINS),

@@ -3,7 +3,12 @@ import type { AgentModel } from '../ports/agent-model.ts';
 import type { JobRecord } from '../ports/jobs-repository.ts';
 import { newMediaId } from '../domain/media-id.ts';
 import { AppError } from '../domain/errors.ts';
-import { createBuiltinAgent } from '../adapters/agent/index.ts';
+import { buffer } from 'node:stream/consumers';
+import { createBuiltinAgent, createChatClient, createLlmAgent } from '../adapters/agent/index.ts';
+import type { AssetsRepository } from '../ports/assets-repository.ts';
+import type { MediaStore } from '../ports/media-store.ts';
+import type { MetricsRegistry } from '../observability/index.ts';
+import type { AgentUsage } from '../ports/agent-model.ts';
 import { createMediaIntake, resolveFfmpeg } from '../adapters/media/index.ts';
 import { createGuardedFetch } from '../adapters/net/index.ts';
 import { createEditorService } from '../services/editor.ts';
@@ -21,7 +26,7 @@ import type { Platform } from './platform.ts';
 type EditorConfig = Pick<
   Config,
   | 'agent'
-  | 'llmApiKey'
+  | 'llm'
   | 'turnLeaseMs'
   | 'uploadMaxBytes'
   | 'webhookAllowPrivate'
@@ -81,7 +86,8 @@ export function editorFeature(
     history: platform.repositories.history,
     store,
     intake,
-    agent: createAgent(config),
+    agent: createAgent(config, store, assets),
+    observe: agentMetrics(platform.metrics, config.agent),
     media: createTurnMedia({
       jobsService,
       jobs,
@@ -148,12 +154,59 @@ export function editorFeature(
   };
 }
 
-/** The configured agent (`AGENT`): the builtin director, or the LLM agent once its key is configured. */
-function createAgent(config: EditorConfig): AgentModel {
+/** A reference image larger than this is described to the model by id only (vision inputs are capped). */
+const INLINE_IMAGE_MAX_BYTES = 5 * 1024 * 1024;
+
+/** The configured agent (`AGENT`): the builtin director, or the LLM agent (CONTRACT §9). */
+function createAgent(config: EditorConfig, store: MediaStore, assets: AssetsRepository): AgentModel {
   if (config.agent === 'builtin') return createBuiltinAgent();
-  // AGENT=llm without LLM_API_KEY: instruct answers 503 (spec §4.7); config refuses the key until it exists.
+  const { apiKey, baseUrl, model, timeoutMs, maxSteps } = config.llm;
+  // AGENT=llm without LLM_API_KEY: instruct answers 503 before anything is charged (spec §4.7).
+  if (!apiKey) {
+    return {
+      configured: false,
+      runTurn: () => Promise.reject(new Error('the LLM agent is not configured')),
+    };
+  }
+  return createLlmAgent({
+    client: createChatClient({ baseUrl, apiKey, model, timeoutMs }),
+    maxSteps,
+    // Reference images go inline (a data: URL): the LLM server need not reach PUBLIC_BASE_URL.
+    imageUrl: async (reference) => {
+      const asset = await assets.get(reference.id);
+      if (!asset || asset.kind !== 'image') return undefined;
+      const stat = await store.stat(asset.media_id);
+      if (!stat || stat.size > INLINE_IMAGE_MAX_BYTES) return undefined;
+      const bytes = await buffer(await store.open(asset.media_id));
+      return `data:${asset.content_type};base64,${bytes.toString('base64')}`;
+    },
+  });
+}
+
+/** Agent turns and the tokens they used, for `/metrics`. */
+function agentMetrics(metrics: MetricsRegistry, agent: EditorConfig['agent']) {
+  const turns = metrics.counter({
+    name: 'mediaforge_agent_turns_total',
+    help: 'Agent turns that ran, by agent and outcome',
+    labels: ['agent', 'outcome'],
+  });
+  const tokens = metrics.counter({
+    name: 'mediaforge_agent_tokens_total',
+    help: "Tokens the LLM agent's completions used, as the LLM server counted them",
+    labels: ['type'],
+  });
+  const completions = metrics.counter({
+    name: 'mediaforge_agent_completions_total',
+    help: 'Chat completions the LLM agent asked for',
+    labels: [],
+  });
   return {
-    configured: false,
-    runTurn: () => Promise.reject(new Error('the LLM agent is not configured')),
+    turnEnded(outcome: 'completed' | 'failed', usage: AgentUsage | undefined) {
+      turns.inc([agent, outcome]);
+      if (!usage) return;
+      tokens.inc(['prompt'], usage.prompt_tokens);
+      tokens.inc(['completion'], usage.completion_tokens);
+      completions.inc([], usage.completions);
+    },
   };
 }

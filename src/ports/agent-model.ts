@@ -11,6 +11,27 @@ export interface AgentAsset {
   metadata: Record<string, unknown>;
 }
 
+/** A library item in compact form (the system prompt lists them; `list_assets` answers the same). */
+export interface AgentLibraryItem {
+  id: string;
+  kind: 'image' | 'video' | 'audio';
+  source: string;
+  prompt: string | null;
+  duration_sec: number | null;
+}
+
+/** A clip of the target video, in compact form. */
+export interface AgentClip {
+  id: string;
+  track: string;
+  idx: number;
+  asset_id: string;
+  start_sec: number | null;
+  trim_start_sec: number;
+  duration_sec: number | null;
+  volume: number;
+}
+
 /** What one turn starts from. */
 export interface AgentTurnInput {
   /** The user's text ('' when only images were sent). */
@@ -22,6 +43,10 @@ export interface AgentTurnInput {
   video: { id: string; name: string; aspect_ratio: string };
   /** The video's thread before this turn, oldest first (bounded). */
   history: { role: 'user' | 'assistant'; text: string }[];
+  /** The project's library when the turn starts, oldest first. */
+  library: AgentLibraryItem[];
+  /** The target video's clips when the turn starts, by track and position. */
+  timeline: AgentClip[];
 }
 
 /** A tool's answer: what it did (`result`, JSON) or why it did nothing (`error`, shown to the agent). */
@@ -34,6 +59,11 @@ export interface AgentTools {
    * call (the outcome says why), only when the turn itself is over.
    */
   call(name: string, args: unknown): Promise<ToolOutcome>;
+  /**
+   * Announces a call that cannot run as made (its arguments are not JSON) and answers its tool error, so the
+   * refusal is seen like any other tool call.
+   */
+  refuse(name: string, error: string): Promise<ToolOutcome>;
 }
 
 /** How an agent speaks while it works. */
@@ -47,10 +77,24 @@ export interface AgentOutput {
 /** The agent's answer: its whole reply (usually ending with a confirmation question). */
 export interface AgentReply {
   text: string;
+  /** Tokens the turn used (the LLM agent; the builtin agent uses none). */
+  usage?: AgentUsage;
+}
+
+/** Tokens used by one turn's completions, as the LLM server counted them. */
+export interface AgentUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  /** Completions (model calls) of the turn. */
+  completions: number;
 }
 
 /** Raised by an agent whose upstream failed; `status` 503 (credentials) or 502 (anything else). */
 export class AgentFailure extends Error {
+  /** Tokens the turn used before it failed (set by the agent that raises it). */
+  usage: AgentUsage | undefined;
+
   constructor(
     readonly status: 502 | 503,
     message: string,

@@ -6,8 +6,18 @@ export interface MessageRecord {
   role: 'user' | 'assistant';
   text: string;
   image_urls?: string[];
+  /** An LLM agent's reply: the tokens its turn used (CONTRACT §9). */
+  usage?: MessageUsage;
   turn_id: string;
   created_at: Date;
+}
+
+/** Tokens an LLM turn used. */
+export interface MessageUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  completions: number;
 }
 
 /** The position a page of messages continues after. */

@@ -1,10 +1,10 @@
 import type { Logger } from 'pino';
 import type { ProjectCommands, UserCredits } from '../../actors/index.ts';
 import { AppError } from '../domain/errors.ts';
-import { TURN_CREDITS } from '../domain/editor.ts';
+import { TRACKS, TURN_CREDITS } from '../domain/editor.ts';
 import { newId } from '../domain/ids.ts';
 import type { KeyPrincipal } from '../domain/principal.ts';
-import { AgentFailure, type AgentModel } from '../ports/agent-model.ts';
+import { AgentFailure, type AgentModel, type AgentUsage } from '../ports/agent-model.ts';
 import type { AssetsRepository } from '../ports/assets-repository.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { MediaIntake } from '../ports/media-intake.ts';
@@ -14,7 +14,7 @@ import type { ThreadRepository } from '../ports/thread-repository.ts';
 import type { EventHistory, ProjectEvent } from '../ports/event-history.ts';
 import type { TurnMedia } from './turn-media.ts';
 import { TurnAborted, TurnLost, TurnSession, type TurnEventDraft } from './turn-session.ts';
-import { createTurnTools, type TurnResults } from './turn-tools.ts';
+import { agentClip, createTurnTools, libraryItem, type TurnResults } from './turn-tools.ts';
 import { refundDroppedTurn, turnChargeOpId } from './turn-refunds.ts';
 import { createTurnReferences, type TurnReference } from './turn-references.ts';
 import { createTurnWaiters } from './turn-waiters.ts';
@@ -36,6 +36,8 @@ export interface EditorTurnsDeps {
   turnLeaseMs: number;
   clock: Clock;
   logger: Logger;
+  /** Told of every turn that ran, with the tokens it used (`/metrics`). */
+  observe?: { turnEnded(outcome: 'completed' | 'failed', usage: AgentUsage | undefined): void };
 }
 
 /** Instruct's body once validated (spec §4.7). */
@@ -167,7 +169,10 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
       const project = await deps.projects.get(projectId);
       if (!project) throw new TurnLost();
       const video = project.videos.find((one) => one.id === videoId)!;
-      const history = await deps.thread.recent(projectId, videoId, HISTORY_MESSAGES);
+      const [history, library] = await Promise.all([
+        deps.thread.recent(projectId, videoId, HISTORY_MESSAGES),
+        deps.assets.listByProject(projectId),
+      ]);
       const reply = await deps.agent.runTurn(
         {
           instruction,
@@ -180,10 +185,15 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
           },
           video: { id: video.id, name: video.name, aspect_ratio: video.aspect_ratio },
           history: history.map((message) => ({ role: message.role, text: message.text })),
+          library: library.map(libraryItem),
+          timeline: project.clips
+            .filter((clip) => clip.video_id === videoId)
+            .sort((a, b) => TRACKS.indexOf(a.track) - TRACKS.indexOf(b.track) || a.idx - b.idx)
+            .map(agentClip),
         },
         tools,
         {
-          say: (text) => session.note({ type: 'assistant.delta', video_id: videoId, data: { text } }),
+          say: (text) => session.say(text),
           signal: controller.signal,
         },
       );
@@ -194,7 +204,11 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
           projectId,
           turnId,
           'completed',
-          { assistant_text: reply.text, credits_charged: creditsCharged },
+          {
+            assistant_text: reply.text,
+            credits_charged: creditsCharged,
+            ...(reply.usage ? { usage: reply.usage } : {}),
+          },
           before,
           [
             userMessage,
@@ -203,12 +217,17 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
               video_id: videoId,
               role: 'assistant',
               text: reply.text,
+              ...(reply.usage ? { usage: reply.usage } : {}),
               created_at: new Date(Math.max(deps.clock.now(), Date.parse(startedAt) + 1)).toISOString(),
             },
           ],
         ),
       );
-      log.info({ credits: creditsCharged, media: results.media_gen_done }, 'turn completed');
+      deps.observe?.turnEnded('completed', reply.usage);
+      log.info(
+        { credits: creditsCharged, media: results.media_gen_done, usage: reply.usage },
+        'turn completed',
+      );
       return answer(reply.text, results, await turnEvents(session));
     } catch (error) {
       controller.abort();
@@ -233,6 +252,8 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
       if (!(await deps.projects.get(projectId))) return new AppError('not_found', 'Project not found');
       return new AppError('unavailable', 'The turn was interrupted before it finished; try again');
     }
+    const usage = error instanceof AgentFailure ? error.usage : undefined;
+    deps.observe?.turnEnded('failed', usage);
     const answerError =
       error instanceof TurnAborted
         ? error.error
@@ -250,7 +271,7 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
           projectId,
           turnId,
           'failed',
-          { error: answerError.message, status: answerError.status },
+          { error: answerError.message, status: answerError.status, ...(usage ? { usage } : {}) },
           before,
           [userMessage],
         ),
@@ -271,6 +292,7 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
       role: 'user' | 'assistant';
       text: string;
       image_urls?: string[];
+      usage?: AgentUsage;
       created_at: string;
     }[],
   ) {

@@ -257,6 +257,7 @@ export function createEditorService(deps: EditorServiceDeps) {
           role: message.role,
           text: message.text,
           ...(message.image_urls ? { image_urls: message.image_urls } : {}),
+          ...(message.usage ? { usage: message.usage } : {}),
           turn_id: message.turn_id,
           created_at: message.created_at.toISOString(),
         })),

@@ -51,6 +51,8 @@ export class TurnSession {
   private lost = false;
   private noted: TurnEventDraft[] = [];
   private timer: NodeJS.Timeout | undefined;
+  /** The command that will send the noted events, while it waits for its turn (one at a time). */
+  private queuedFlush: Promise<void> | undefined;
   /** The commands in flight, one at a time. */
   private chain: Promise<unknown> = Promise.resolve();
 
@@ -84,6 +86,7 @@ export class TurnSession {
     const result = this.chain.then(async () => {
       if (this.lost) throw new TurnLost();
       this.clearTimer();
+      this.queuedFlush = undefined;
       const before = this.noted.splice(0);
       let answer: T;
       try {
@@ -107,7 +110,7 @@ export class TurnSession {
     return result;
   }
 
-  /** Notes events that change nothing (`tool.*`, `assistant.delta`): they go with the next command. */
+  /** Notes events that change nothing (`tool.*`, `media.progress`): they go with the next command. */
   note(...events: TurnEventDraft[]): void {
     this.noted.push(...events);
     this.timer ??= setTimeout(() => {
@@ -116,17 +119,36 @@ export class TurnSession {
     }, NOTE_FLUSH_MS);
   }
 
+  /**
+   * A piece of the agent's reply (`assistant.delta`). Unlike other notes it goes out as soon as the command in
+   * flight is done, so a live screen shows words within one command's time; pieces that arrive meanwhile are
+   * merged into one event (the history keeps a reply in a few events, not one per token).
+   */
+  say(text: string): void {
+    const last = this.noted.at(-1);
+    if (last?.type === 'assistant.delta' && last.video_id === this.videoId) {
+      last.data = { text: `${String(last.data.text)}${text}` };
+    } else {
+      this.noted.push({ type: 'assistant.delta', video_id: this.videoId, data: { text } });
+    }
+    this.flush().catch(() => undefined); // a lost turn is found by the next command
+  }
+
   /** Sends the noted events now (before a long wait: `media.started` must not sit in a buffer). */
-  async flush(): Promise<void> {
+  flush(): Promise<void> {
     this.clearTimer();
-    if (this.noted.length === 0 || this.lost) return;
-    await this.run((before) =>
-      this.commands.turn_events(this.projectId, {
-        op_id: this.nextOpId('events'),
-        turn_id: this.turnId,
-        events: before,
-      }),
-    );
+    if (this.lost) return Promise.resolve();
+    // One flush waits at a time: it takes every event noted until it runs.
+    this.queuedFlush ??= this.run((before) =>
+      before.length === 0
+        ? Promise.resolve({})
+        : this.commands.turn_events(this.projectId, {
+            op_id: this.nextOpId('events'),
+            turn_id: this.turnId,
+            events: before,
+          }),
+    ).then(() => undefined);
+    return this.queuedFlush;
   }
 
   /** Notes and sends at once. */

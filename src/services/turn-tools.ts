@@ -8,11 +8,29 @@ import { createChecker } from '../../schemas/validate.ts';
 import { toClipView, type AssetView, type ClipView } from '../../actors/index.ts';
 import { AppError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
-import type { AgentTools, ToolOutcome } from '../ports/agent-model.ts';
+import type { AgentClip, AgentLibraryItem, AgentTools, ToolOutcome } from '../ports/agent-model.ts';
 import type { AssetRecord, AssetsRepository } from '../ports/assets-repository.ts';
-import type { ProjectRecord, ProjectsRepository } from '../ports/projects-repository.ts';
+import type { ClipRecord, ProjectRecord, ProjectsRepository } from '../ports/projects-repository.ts';
 import type { TurnMedia } from './turn-media.ts';
 import { TurnAborted, TurnLost, type TurnSession } from './turn-session.ts';
+
+/** An asset as the agent sees it in its library (the system prompt and `list_assets`). */
+export function libraryItem(asset: AssetRecord): AgentLibraryItem {
+  const { prompt, duration_sec } = asset.metadata;
+  return {
+    id: asset.id,
+    kind: asset.kind,
+    source: asset.source,
+    prompt: typeof prompt === 'string' ? prompt : null,
+    duration_sec: typeof duration_sec === 'number' ? duration_sec : null,
+  };
+}
+
+/** A clip as the agent sees it in the system prompt. */
+export function agentClip(clip: ClipRecord): AgentClip {
+  const { id, track, idx, asset_id, start_sec, trim_start_sec, duration_sec, volume } = clip;
+  return { id, track, idx, asset_id, start_sec, trim_start_sec, duration_sec, volume };
+}
 
 /** What a turn did, for instruct's answer (spec §4.7). */
 export interface TurnResults {
@@ -75,14 +93,7 @@ export function createTurnTools(deps: TurnToolsDeps, session: TurnSession) {
   const run: { [Name in AgentToolName]: (args: AgentToolArgs<Name>) => Promise<ToolOutcome> } = {
     async list_assets() {
       const assets = await deps.assets.listByProject(projectId);
-      const result = assets.map((asset) => ({
-        id: asset.id,
-        kind: asset.kind,
-        source: asset.source,
-        url: urlOf(asset),
-        prompt: asset.metadata.prompt ?? null,
-        duration_sec: asset.metadata.duration_sec ?? null,
-      }));
+      const result = assets.map((asset) => ({ ...libraryItem(asset), url: urlOf(asset) }));
       return { ok: true, result: { assets: result }, summary: `${assets.length} assets` };
     },
     async get_timeline(args) {
@@ -198,28 +209,32 @@ export function createTurnTools(deps: TurnToolsDeps, session: TurnSession) {
     return outcome;
   }
 
+  /** Runs one call between its `tool.started` and `tool.finished` events. */
+  async function announced(name: string, args: unknown, run: () => Promise<ToolOutcome>) {
+    calls += 1;
+    const callId = `call_${calls}`;
+    session.note({
+      type: 'tool.started',
+      video_id: videoId,
+      data: { call_id: callId, name, arguments: args ?? null },
+    });
+    const outcome = await run();
+    session.note({
+      type: 'tool.finished',
+      video_id: videoId,
+      data: {
+        call_id: callId,
+        name,
+        ok: outcome.ok,
+        summary: outcome.ok ? outcome.summary : outcome.error,
+      },
+    });
+    return outcome;
+  }
+
   const tools: AgentTools = {
-    async call(name, args) {
-      calls += 1;
-      const callId = `call_${calls}`;
-      session.note({
-        type: 'tool.started',
-        video_id: videoId,
-        data: { call_id: callId, name, arguments: args ?? null },
-      });
-      const outcome = await runChecked(name, args);
-      session.note({
-        type: 'tool.finished',
-        video_id: videoId,
-        data: {
-          call_id: callId,
-          name,
-          ok: outcome.ok,
-          summary: outcome.ok ? outcome.summary : outcome.error,
-        },
-      });
-      return outcome;
-    },
+    call: (name, args) => announced(name, args, () => runChecked(name, args)),
+    refuse: (name, error) => announced(name, null, () => Promise.resolve({ ok: false, error })),
   };
 
   async function runChecked(name: string, args: unknown): Promise<ToolOutcome> {

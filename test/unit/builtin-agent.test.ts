@@ -77,6 +77,11 @@ class FakeEditor implements AgentTools {
     this.track(track).forEach((clip, idx) => (clip.idx = idx));
   }
 
+  refuse(name: string, error: string): Promise<ToolOutcome> {
+    this.calls.push({ name, args: {} });
+    return Promise.resolve({ ok: false, error });
+  }
+
   async call(name: string, raw: unknown): Promise<ToolOutcome> {
     const args = raw as Record<string, unknown>;
     this.calls.push({ name, args });
@@ -178,6 +183,8 @@ async function turn(editor: FakeEditor, instruction: string, references: AgentAs
       project: { id: 'vp_1', name: 'Test', aspect_ratio: '9:16', context_md: editor.context },
       video: { id: VIDEO_ID, name: 'Main video', aspect_ratio: editor.aspectRatio },
       history: [],
+      library: [],
+      timeline: [],
     },
     editor,
     { say: (text) => said.push(text), signal: new AbortController().signal },

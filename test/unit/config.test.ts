@@ -90,8 +90,37 @@ describe('loadConfig', () => {
       [defaults.turnLeaseMs, defaults.turnQueueMax, defaults.uploadMaxBytes],
       [30_000, 10, 209_715_200],
     );
-    assert.equal(loadConfig({ AGENT: 'llm' }).llmApiKey, undefined);
-    assert.throws(() => loadConfig({ AGENT: 'llm', LLM_API_KEY: 'k' }), ConfigError);
+  });
+
+  it('reads the LLM agent settings with CONTRACT §9 defaults; the base URL may be http (a local server)', () => {
+    assert.deepEqual(loadConfig({ AGENT: 'llm' }).llm, {
+      baseUrl: 'https://api.openai.com/v1',
+      apiKey: undefined,
+      model: 'gpt-4.1-mini',
+      timeoutMs: 120_000,
+      maxSteps: 8,
+    });
+    const local = loadConfig({
+      AGENT: 'llm',
+      LLM_BASE_URL: 'http://127.0.0.1:11434/v1/',
+      LLM_API_KEY: 'ollama',
+      LLM_MODEL: 'qwen3:8b',
+      LLM_TIMEOUT_MS: '30000',
+      AGENT_MAX_STEPS: '4',
+    });
+    assert.deepEqual(local.llm, {
+      baseUrl: 'http://127.0.0.1:11434/v1',
+      apiKey: 'ollama',
+      model: 'qwen3:8b',
+      timeoutMs: 30_000,
+      maxSteps: 4,
+    });
+    assert.throws(
+      () => loadConfig({ LLM_BASE_URL: 'ftp://example.com' }),
+      /LLM_BASE_URL must be an http\(s\) URL/,
+    );
+    assert.throws(() => loadConfig({ AGENT_MAX_STEPS: '0' }), ConfigError);
+    assert.throws(() => loadConfig({ LLM_TIMEOUT_MS: '10' }), ConfigError);
   });
 
   it('reads the events socket settings: allowed origins as browsers send them, and the recheck interval', () => {

@@ -5,3 +5,4 @@ export * from './storyboard.ts';
 export * from './timeline-edits.ts';
 export * from './tool-results.ts';
 export * from './turn-context.ts';
+export * from './llm/index.ts';

@@ -186,17 +186,17 @@ function createAgent(config: EditorConfig, store: MediaStore, assets: AssetsRepo
 /** Agent turns and the tokens they used, for `/metrics`. */
 function agentMetrics(metrics: MetricsRegistry, agent: EditorConfig['agent']) {
   const turns = metrics.counter({
-    name: 'mediaforge_agent_turns_total',
+    name: 'mf_agent_turns_total',
     help: 'Agent turns that ran, by agent and outcome',
     labels: ['agent', 'outcome'],
   });
   const tokens = metrics.counter({
-    name: 'mediaforge_agent_tokens_total',
+    name: 'mf_agent_tokens_total',
     help: "Tokens the LLM agent's completions used, as the LLM server counted them",
     labels: ['type'],
   });
   const completions = metrics.counter({
-    name: 'mediaforge_agent_completions_total',
+    name: 'mf_agent_completions_total',
     help: 'Chat completions the LLM agent asked for',
     labels: [],
   });

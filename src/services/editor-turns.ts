@@ -154,7 +154,6 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
       { projects: deps.projects, assets: deps.assets, media: deps.media, mediaUrl: deps.mediaUrl },
       session,
     );
-    const controller = new AbortController();
     try {
       await session.run(() =>
         commands.begin_turn(projectId, {
@@ -194,7 +193,7 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
         tools,
         {
           say: (text) => session.say(text),
-          signal: controller.signal,
+          signal: session.signal,
         },
       );
       if (session.isLost) throw new TurnLost();
@@ -230,7 +229,7 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
       );
       return answer(reply.text, results, await turnEvents(session));
     } catch (error) {
-      controller.abort();
+      session.abort();
       // Reference images that never became assets belong to nothing: their files go.
       await referenceImages.discard(references);
       throw await failed(session, error, userMessage, log);

@@ -53,6 +53,7 @@ export class TurnSession {
   private timer: NodeJS.Timeout | undefined;
   /** The command that will send the noted events, while it waits for its turn (one at a time). */
   private queuedFlush: Promise<void> | undefined;
+  private readonly aborter = new AbortController();
   /** The commands in flight, one at a time. */
   private chain: Promise<unknown> = Promise.resolve();
 
@@ -68,8 +69,19 @@ export class TurnSession {
     return this.lost;
   }
 
+  /** Aborted once the turn is over for the runtime: the agent stops (an LLM request in flight is cancelled). */
+  get signal(): AbortSignal {
+    return this.aborter.signal;
+  }
+
   markLost(): void {
     this.lost = true;
+    this.aborter.abort(new TurnLost());
+  }
+
+  /** Ends the agent's work (the turn failed or is over). */
+  abort(): void {
+    this.aborter.abort(new TurnLost());
   }
 
   /** The next op id of this turn. */
@@ -94,13 +106,13 @@ export class TurnSession {
       } catch (error) {
         this.noted.unshift(...before);
         if (error instanceof AppError && (error.details.turn_lost || error.message === 'Project not found')) {
-          this.lost = true;
+          this.markLost();
           throw new TurnLost();
         }
         throw error;
       }
       if (answer.lost) {
-        this.lost = true;
+        this.markLost();
         throw new TurnLost();
       }
       this.events.push(...(answer.events ?? []));

@@ -1,3 +1,5 @@
+import type { ClipRecord } from './projects-repository.ts';
+
 // The agent of the editor (DESIGN.md §1 `adapters/agent`): the builtin director (CONTRACT §8) and the LLM
 // agent (CONTRACT §9) both implement this port. An agent decides; the runtime acts: every change goes through
 // a tool, and the runtime enforces the rules (one media generation per turn, ids of this project only).
@@ -20,17 +22,8 @@ export interface AgentLibraryItem {
   duration_sec: number | null;
 }
 
-/** A clip of the target video, in compact form. */
-export interface AgentClip {
-  id: string;
-  track: string;
-  idx: number;
-  asset_id: string;
-  start_sec: number | null;
-  trim_start_sec: number;
-  duration_sec: number | null;
-  volume: number;
-}
+/** A clip of the target video as the agent sees it. */
+export type AgentClip = Omit<ClipRecord, 'video_id' | 'created_at'>;
 
 /** What one turn starts from. */
 export interface AgentTurnInput {

@@ -48,7 +48,8 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
   const generatedAdminToken = config.adminToken ? undefined : randomBytes(24).toString('base64url');
   const adminToken = config.adminToken ?? generatedAdminToken!;
   const log =
-    deps.logger ?? createLogger({ level: config.logLevel, nodeId: config.nodeId, secrets: [adminToken] });
+    deps.logger ??
+    createLogger({ level: config.logLevel, nodeId: config.nodeId, secrets: secretsOf(config, adminToken) });
   const closers: Array<() => Promise<void>> = []; // run in reverse order on stop
   const metrics = createMetricsRegistry(); // one per process, served at GET /metrics
   const stopProcessMetrics = registerProcessMetrics(metrics);
@@ -146,4 +147,11 @@ async function createDemoAccount(admin: AdminService) {
   const { user } = await admin.createUser({ email: DEMO_EMAIL, credits: DEMO_CREDITS });
   const { api_key } = await admin.createKey(user.id, { name: 'demo', scopes: [...SCOPES] });
   return { userId: user.id, email: user.email, apiKey: api_key, credits: user.credits };
+}
+
+/** Secrets that no log line may hold, literally: the admin token and the upstream providers' keys. */
+function secretsOf(config: Config, adminToken: string): string[] {
+  return [adminToken, config.llm.apiKey, config.fal?.key].filter((secret): secret is string =>
+    Boolean(secret),
+  );
 }

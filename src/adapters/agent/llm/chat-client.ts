@@ -173,7 +173,8 @@ async function failureOf(response: Response): Promise<Error> {
   const detail = await errorDetail(response);
   const status = response.status;
   if (status === 401 || status === 403) {
-    return new AgentFailure(503, `The LLM server refused the agent's credentials (${status}: ${detail})`);
+    // The server's own words stay out of the answer: they may quote part of the key.
+    return new AgentFailure(503, `The LLM server refused the agent's credentials (${status})`);
   }
   if (RETRIED_STATUSES.has(status)) {
     return new Retryable(`the LLM server answered ${status} (${detail})`, retryAfter(response.headers));

@@ -303,7 +303,8 @@ describe('the LLM agent (AGENT=llm, CONTRACT §9)', () => {
       const elapsed = Date.now() - started;
       checkFailure(answer, 502);
       assert.match(answer.body.error!, /answered 500.*gave up after \d+ attempts/);
-      assert.ok(elapsed < LLM_TIMEOUT_MS + 2000, `answered in ${elapsed} ms`);
+      // The margin covers the turn's own bookkeeping on a loaded CI machine; without the limit it would hang.
+      assert.ok(elapsed < LLM_TIMEOUT_MS + 10_000, `answered in ${elapsed} ms`);
       const attempts = requestsOf(seen).length;
       assert.ok(attempts >= 2 && attempts <= 4, `${attempts} attempts (retries wait 0.5, 1, 2 s)`);
       await checkFailedTurn(project.id, user.token, 502, answer.body.error!);
@@ -509,7 +510,7 @@ describe('the LLM agent (AGENT=llm, CONTRACT §9)', () => {
       checkFailure(answer, 502);
       assert.match(answer.body.error!, new RegExp(`did not answer within ${LLM_TIMEOUT_MS} ms`));
       assert.ok(
-        elapsed >= LLM_TIMEOUT_MS - 100 && elapsed < LLM_TIMEOUT_MS + 2500,
+        elapsed >= LLM_TIMEOUT_MS - 100 && elapsed < LLM_TIMEOUT_MS + 10_000,
         `answered after ${elapsed} ms`,
       );
       assert.equal(requestsOf(seen).length, 1);

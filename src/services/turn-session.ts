@@ -54,6 +54,8 @@ export class TurnSession {
   /** The command that will send the noted events, while it waits for its turn (one at a time). */
   private queuedFlush: Promise<void> | undefined;
   private readonly aborter = new AbortController();
+  /** Commands queued behind the one in flight. */
+  private waiting = 0;
   /** The commands in flight, one at a time. */
   private chain: Promise<unknown> = Promise.resolve();
 
@@ -95,10 +97,22 @@ export class TurnSession {
    * `before_events`). A command that fails leaves them noted for the next.
    */
   run<T extends TurnAnswer>(send: (before: TurnEventDraft[]) => Promise<T>): Promise<T> {
+    return this.enqueue(send, false);
+  }
+
+  private enqueue<T extends TurnAnswer>(
+    send: (before: TurnEventDraft[]) => Promise<T>,
+    onlyEvents: boolean,
+  ): Promise<T> {
+    this.waiting += 1;
     const result = this.chain.then(async () => {
+      this.waiting -= 1;
       if (this.lost) throw new TurnLost();
       this.clearTimer();
       this.queuedFlush = undefined;
+      // A flush with a command waiting behind it leaves the events to that command: one actor command fewer
+      // (a streamed reply's last pieces go with `finish_turn`), and they reach clients no later.
+      if (onlyEvents && (this.waiting > 0 || this.noted.length === 0)) return {} as T;
       const before = this.noted.splice(0);
       let answer: T;
       try {
@@ -151,14 +165,14 @@ export class TurnSession {
     this.clearTimer();
     if (this.lost) return Promise.resolve();
     // One flush waits at a time: it takes every event noted until it runs.
-    this.queuedFlush ??= this.run((before) =>
-      before.length === 0
-        ? Promise.resolve({})
-        : this.commands.turn_events(this.projectId, {
-            op_id: this.nextOpId('events'),
-            turn_id: this.turnId,
-            events: before,
-          }),
+    this.queuedFlush ??= this.enqueue(
+      (before) =>
+        this.commands.turn_events(this.projectId, {
+          op_id: this.nextOpId('events'),
+          turn_id: this.turnId,
+          events: before,
+        }),
+      true,
     ).then(() => undefined);
     return this.queuedFlush;
   }

@@ -68,7 +68,10 @@ export const editorErrors = (...statuses: number[]): Record<number, ResponseSpec
     },
     429: { description: 'Rate limit, or too many turns waiting', schema: ErrorSchema },
     502: { description: 'Agent runtime or upstream error', schema: ErrorSchema },
-    503: { description: "The agent's model credentials are not configured", schema: ErrorSchema },
+    503: {
+      description: "The agent's model credentials are not configured, or the LLM server refused them",
+      schema: ErrorSchema,
+    },
   };
   return Object.fromEntries([401, 403, 429, ...statuses].map((status) => [status, all[status]!])) as Record<
     number,

@@ -29,8 +29,6 @@
 import { fork } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { newId } from '../../src/domain/ids.ts';
-import type { KeyPrincipal } from '../../src/domain/principal.ts';
 import type { AgentModel } from '../../src/ports/agent-model.ts';
 import type { ProjectRecord } from '../../src/ports/projects-repository.ts';
 import {
@@ -42,7 +40,7 @@ import {
 import { startFakeLlm, splitWords, type ChatRequest, type LlmReply } from '../fakes/llm-server.ts';
 import { readConversation } from '../fakes/llm-scripts.ts';
 import { startMongo } from '../helpers/mongo.ts';
-import { startEditorStack, type EditorStack } from '../helpers/editor-stack.ts';
+import { addBareImage, richEditor, startEditorStack, type EditorStack } from '../helpers/editor-stack.ts';
 import { startService } from '../helpers/service.ts';
 import { editorClient, editorUser, type EditorEvent } from '../helpers/editor.ts';
 import { openEventsSocket } from '../helpers/events-socket.ts';
@@ -107,21 +105,10 @@ const scriptedAgent: AgentModel = {
 /** A project with one image asset and one clip of it: what each measured turn starts from. */
 async function freshProject(stack: EditorStack, userId: string) {
   const { project } = await stack.editor.createProject(userId, { aspect_ratio: '9:16' });
-  const asset = await stack.commands.add_asset(project.id, {
-    op_id: newId('op'),
-    asset: {
-      id: newId('va'),
-      user_id: userId,
-      kind: 'image',
-      source: 'upload',
-      media_id: 'med_bench.png',
-      content_type: 'image/png',
-      metadata: { width: 64, height: 64 },
-    },
-  });
+  const assetId = await addBareImage(stack, project.id, userId, { width: 64, height: 64 });
   const record = (await stack.repositories.projects.get(project.id))!;
-  const { clip } = await stack.editor.addClip(record, { track: 'video', asset_id: asset.asset.id }, {});
-  target = { assetId: asset.asset.id, clipId: clip.id };
+  const { clip } = await stack.editor.addClip(record, { track: 'video', asset_id: assetId }, {});
+  target = { assetId, clipId: clip.id };
   return (await stack.repositories.projects.get(project.id))!;
 }
 
@@ -307,14 +294,7 @@ async function overhead(): Promise<{ ok: boolean; lines: string[] }> {
   const collect = countCommands(stack);
   countDbCommands(stack, () => measuring);
   try {
-    const userId = newId('usr');
-    await stack.repositories.users.create({
-      id: userId,
-      email: 'bench@example.com',
-      credits: 1_000_000_000,
-      created_at: new Date(),
-    });
-    const principal = { userId, keyId: newId('key'), scopes: ['video-editor:write'] } as KeyPrincipal;
+    const { userId, principal } = await richEditor(stack);
     const figures = new Map<Mode, ModeFigures>(
       MODES.map((mode) => [
         mode,

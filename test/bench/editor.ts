@@ -7,9 +7,8 @@
 // p50 at most 15 ms above the raw operations' p50.
 import { MongoClient } from 'mongodb';
 import { newId } from '../../src/domain/ids.ts';
-import type { KeyPrincipal } from '../../src/domain/principal.ts';
 import { startMongo } from '../helpers/mongo.ts';
-import { startEditorStack, type EditorStack } from '../helpers/editor-stack.ts';
+import { addBareImage, richEditor, startEditorStack, type EditorStack } from '../helpers/editor-stack.ts';
 import { load1, percentile, verdict } from '../helpers/bench.ts';
 
 const TURNS = Number(process.env.BENCH_EDITOR_TURNS ?? 150);
@@ -19,20 +18,9 @@ const BUDGET_MS = 15;
 async function projectWithThreeClips(stack: EditorStack, userId: string) {
   const { project } = await stack.editor.createProject(userId, { aspect_ratio: '9:16' });
   const record = (await stack.repositories.projects.get(project.id))!;
-  const asset = await stack.commands.add_asset(project.id, {
-    op_id: newId('op'),
-    asset: {
-      id: newId('va'),
-      user_id: userId,
-      kind: 'image',
-      source: 'upload',
-      media_id: 'med_bench.png',
-      content_type: 'image/png',
-      metadata: {},
-    },
-  });
+  const assetId = await addBareImage(stack, project.id, userId);
   for (let i = 0; i < 3; i++) {
-    await stack.editor.addClip(record, { track: 'video', asset_id: asset.asset.id }, {});
+    await stack.editor.addClip(record, { track: 'video', asset_id: assetId }, {});
   }
   return (await stack.repositories.projects.get(project.id))!;
 }
@@ -44,18 +32,7 @@ async function main() {
   await raw.connect();
   const db = raw.db('bench_raw');
   try {
-    const userId = newId('usr');
-    await stack.repositories.users.create({
-      id: userId,
-      email: 'bench@example.com',
-      credits: 1_000_000_000,
-      created_at: new Date(),
-    });
-    const principal: KeyPrincipal = {
-      userId,
-      keyId: newId('key'),
-      scopes: ['video-editor:write'],
-    } as KeyPrincipal;
+    const { userId, principal } = await richEditor(stack);
 
     const turnTimes: number[] = [];
     for (let i = 0; i < WARMUP + TURNS; i++) {

@@ -1,4 +1,6 @@
 import pino from 'pino';
+import { newId } from '../../src/domain/ids.ts';
+import type { KeyPrincipal } from '../../src/domain/principal.ts';
 import { connectMongo, type MongoConnection } from '../../src/adapters/mongo/connect.ts';
 import {
   createMongoAssets,
@@ -139,4 +141,42 @@ export async function startEditorStack(options: {
       await mongo.close();
     },
   };
+}
+
+/**
+ * Adds an image asset to a project straight through its actor (no file behind it: benches and actor tests
+ * place it on timelines, nothing reads its bytes). Answers the asset's id.
+ */
+export async function addBareImage(
+  stack: Pick<EditorStack, 'commands'>,
+  projectId: string,
+  userId: string,
+  metadata: Record<string, unknown> = {},
+): Promise<string> {
+  const { asset } = await stack.commands.add_asset(projectId, {
+    op_id: newId('op'),
+    asset: {
+      id: newId('va'),
+      user_id: userId,
+      kind: 'image',
+      source: 'upload',
+      media_id: 'med_bare.png',
+      content_type: 'image/png',
+      metadata,
+    },
+  });
+  return asset.id;
+}
+
+/** A user with a billion credits and a principal of theirs that may edit: what benches drive turns with. */
+export async function richEditor(stack: Pick<EditorStack, 'repositories'>) {
+  const userId = newId('usr');
+  await stack.repositories.users.create({
+    id: userId,
+    email: `${userId}@example.com`,
+    credits: 1_000_000_000,
+    created_at: new Date(),
+  });
+  const principal = { userId, keyId: newId('key'), scopes: ['video-editor:write'] } as KeyPrincipal;
+  return { userId, principal };
 }

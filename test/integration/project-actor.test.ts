@@ -9,7 +9,7 @@ import { newId } from '../../src/domain/ids.ts';
 import type { ProjectEvent } from '../../src/ports/event-history.ts';
 import { actorTopic, PROJECT_ACTOR } from '../../actors/index.ts';
 import { startMongo, type TestMongo } from '../helpers/mongo.ts';
-import { startEditorStack, type EditorStack } from '../helpers/editor-stack.ts';
+import { addBareImage, startEditorStack, type EditorStack } from '../helpers/editor-stack.ts';
 
 const LEASE_MS = 5000;
 
@@ -41,19 +41,7 @@ describe('project actor', () => {
   }
 
   async function addImage(projectId: string) {
-    const { asset } = await stack.commands.add_asset(projectId, {
-      op_id: newId('op'),
-      asset: {
-        id: newId('va'),
-        user_id: userId,
-        kind: 'image',
-        source: 'upload',
-        media_id: 'med_test.png',
-        content_type: 'image/png',
-        metadata: {},
-      },
-    });
-    return asset.id;
+    return addBareImage(stack, projectId, userId);
   }
 
   const addClip = (

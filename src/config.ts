@@ -82,6 +82,7 @@ export const EnvSchema = Type.Object({
   LLM_MODEL: Type.String({ minLength: 1, default: 'gpt-4.1-mini' }),
   LLM_TIMEOUT_MS: Int({ minimum: 1000, default: 120_000 }),
   AGENT_MAX_STEPS: Int({ minimum: 1, maximum: 64, default: 8 }),
+  MCP_SESSION_IDLE_MS: Int({ minimum: 1000, default: 600_000 }),
   TURN_LEASE_MS: Int({ minimum: 1000, default: 30_000 }),
   TURN_QUEUE_MAX: Int({ minimum: 0, default: 10 }),
   UPLOAD_MAX_BYTES: Int({ minimum: 1, default: 209_715_200 }),
@@ -152,6 +153,8 @@ export interface Config {
   turnLeaseMs: number;
   /** Agent turns waiting per project before instruct answers 429 (`TURN_QUEUE_MAX`). */
   turnQueueMax: number;
+  /** MCP sessions unused this long are dropped (`MCP_SESSION_IDLE_MS`). */
+  mcpSessionIdleMs: number;
   /** Largest asset upload or import (`UPLOAD_MAX_BYTES`). */
   uploadMaxBytes: number;
   /** Origins whose pages may open the events WebSocket (`WS_ALLOWED_ORIGINS`; default: PUBLIC_BASE_URL's). */
@@ -376,6 +379,7 @@ function toConfig(env: Env): Config {
     wsAllowedOrigins: allowedOrigins(env.WS_ALLOWED_ORIGINS),
     wsRecheckMs: env.WS_RECHECK_MS,
     uploadMaxBytes: env.UPLOAD_MAX_BYTES,
+    mcpSessionIdleMs: env.MCP_SESSION_IDLE_MS,
     exportRatePerMinute: env.EXPORT_RATE_PER_MINUTE,
     exportTimeoutMs: env.EXPORT_TIMEOUT_MS,
     exportConcurrency: env.EXPORT_CONCURRENCY ?? availableParallelism(),

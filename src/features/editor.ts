@@ -11,8 +11,8 @@ import type { MetricsRegistry } from '../observability/index.ts';
 import type { AgentUsage } from '../ports/agent-model.ts';
 import { createMediaIntake, resolveFfmpeg } from '../adapters/media/index.ts';
 import { createGuardedFetch } from '../adapters/net/index.ts';
-import { createEditorService } from '../services/editor.ts';
-import { createEditorTurns } from '../services/editor-turns.ts';
+import { createEditorService, type EditorService } from '../services/editor.ts';
+import { createEditorTurns, type EditorTurns } from '../services/editor-turns.ts';
 import { createGeneratedAssets } from '../services/generated-assets.ts';
 import { isAcceptedImageUrl, ownMediaId } from '../services/inbound-images.ts';
 import type { JobsService } from '../services/jobs.ts';
@@ -48,7 +48,12 @@ export function editorFeature(
   config: EditorConfig,
   platform: Platform,
   jobsService: JobsService,
-): Feature & { jobFinished(job: JobRecord): void; addDelivered(job: JobRecord): Promise<void> } {
+): Feature & {
+  editor: EditorService;
+  turns: EditorTurns;
+  jobFinished(job: JobRecord): void;
+  addDelivered(job: JobRecord): Promise<void>;
+} {
   const { store, log, clock, mediaUrl, baseUrl } = platform;
   const { projects, assets, thread, jobs } = platform.repositories;
   const commands = platform.projects;
@@ -113,6 +118,8 @@ export function editorFeature(
 
   let sweep: PeriodicTask | undefined;
   return {
+    editor,
+    turns,
     routes: editorRoutes(editor, turns, {
       acceptsUrl: (url) => isAcceptedImageUrl(url, baseUrl),
       uploadMaxBytes: config.uploadMaxBytes,

@@ -4,7 +4,7 @@ import type { FilterSupport } from '../ports/export-pool.ts';
 import { createExportChildren, createExportPool, createExportWorkspaces } from '../adapters/export/index.ts';
 import { createProbePool, resolveFfmpeg } from '../adapters/media/index.ts';
 import { exportRoute } from '../http/routes/export.ts';
-import { createExportService } from '../services/export.ts';
+import { createExportService, type ExportService } from '../services/export.ts';
 import { startPeriodicTask, type PeriodicTask } from '../services/periodic-task.ts';
 import { ownedProject, videoOf } from '../services/editor.ts';
 import { detectFilterSupport } from '../../workers/export/filter-support.ts';
@@ -34,7 +34,10 @@ const LEFTOVER_MARGIN_MS = 60_000;
  * children (a restarted process kills what a killed one left running), and the route. At start-up it asks the
  * resolved ffmpeg which filters it has, and says once what the export will do without.
  */
-export function exportFeature(config: ExportConfig, platform: Platform): Feature {
+export function exportFeature(
+  config: ExportConfig,
+  platform: Platform,
+): Feature & { service: ExportService } {
   const { log, store, clock, mediaUrl } = platform;
   const { projects, assets } = platform.repositories;
   const ffmpeg = resolveFfmpeg({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath });
@@ -74,6 +77,7 @@ export function exportFeature(config: ExportConfig, platform: Platform): Feature
 
   let sweep: PeriodicTask | undefined;
   return {
+    service,
     routes: [
       exportRoute(service, {
         owned: (userId, projectId) => ownedProject(projects, userId, projectId),

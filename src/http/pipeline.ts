@@ -292,8 +292,11 @@ class Exchange implements RequestContext {
 
   /** The one error envelope: AppErrors as `{ error, ...fields }`; anything else is a logged, opaque 500. */
   private errorReply(error: unknown): Reply {
-    if (error instanceof AppError)
-      return { status: error.status, body: error.toBody(), headers: error.headers };
+    if (error instanceof AppError) {
+      const challenge = error.status === 401 && this.match?.kind === 'found' && this.match.route.challenge;
+      const headers = challenge ? { ...error.headers, 'www-authenticate': challenge } : error.headers;
+      return { status: error.status, body: error.toBody(), headers };
+    }
     // Nobody is left to answer; 499 (nginx's "client closed request") is what the audit log records.
     if (error instanceof ClientGoneError) return { status: 499, body: { error: 'Client closed request' } };
     this.deps.log.error({ err: error, request_id: this.requestId }, 'unhandled error');

@@ -97,6 +97,8 @@ export interface RouteDefinition<
    */
   upload?: { contentTypes: readonly string[]; maxBytes: number };
   responses: Record<number, ResponseSpec>;
+  /** The `WWW-Authenticate` header of its 401 answers (RFC 6750; MCP's points at the resource metadata). */
+  challenge?: string;
   handle(ctx: RequestContext<A, Static<P>, Static<Q>, Static<B>, R>): Promise<Reply>;
 }
 

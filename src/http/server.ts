@@ -107,7 +107,10 @@ export function startHttpServer(options: {
         const complete = body.complete() ? response : { ...response, closeConnection: true };
         if (!streamed || head) return write(res, complete, head);
         // Counted in flight until the last byte is written, so a graceful close waits for downloads too.
-        const streaming = streamBody(res, complete, streamed, log);
+        const streaming =
+          streamed.length === undefined
+            ? streamChunked(res, complete, streamed.stream, log)
+            : streamBody(res, complete, streamed as StreamedBody & { length: number }, log);
         stopStreaming = streaming.abort;
         return streaming.done;
       })
@@ -364,7 +367,7 @@ function write(res: uws.HttpResponse, response: OutgoingResponse, head = false):
       // This uWS build closes the connection after `endWithoutBody(length)`; without a length it writes no
       // Content-Length and keeps the connection, so the header is ours. (HEAD never leaves a body unread.)
       const length = body instanceof StreamedBody ? body.length : Buffer.byteLength(body as string | Buffer);
-      res.writeHeader('content-length', String(length));
+      if (length !== undefined) res.writeHeader('content-length', String(length));
       res.endWithoutBody();
     } else {
       // `end` also for a bodiless answer that must close: `endWithoutBody(undefined, true)` writes a bogus
@@ -384,7 +387,7 @@ function write(res: uws.HttpResponse, response: OutgoingResponse, head = false):
 function streamBody(
   res: uws.HttpResponse,
   response: OutgoingResponse,
-  body: StreamedBody,
+  body: StreamedBody & { length: number },
   log: Logger,
 ): { done: Promise<void>; abort(): void } {
   const { stream, length } = body;
@@ -465,6 +468,58 @@ function streamBody(
     const headers = { 'content-type': 'application/json; charset=utf-8' };
     write(res, { status: 500, headers, body: '{"error":"Internal server error"}' });
     finish('complete');
+  });
+  return { done, abort: () => finish('aborted') };
+}
+
+/**
+ * Writes a body of unknown length (an event stream) with chunked transfer encoding, each chunk as it comes. The
+ * status line and headers go out at once, so a client waiting on an event stream sees it open before its first
+ * event. A chunk the socket could not take whole stays buffered by uWS and pauses the source until the socket is
+ * writable again. The source's end ends the response; a source that fails closes the connection; `abort`
+ * (client gone) destroys the source.
+ */
+function streamChunked(
+  res: uws.HttpResponse,
+  response: OutgoingResponse,
+  stream: Readable,
+  log: Logger,
+): { done: Promise<void>; abort(): void } {
+  let settled = false;
+  let settle!: () => void;
+  const done = new Promise<void>((resolve) => (settle = resolve));
+  const finish = (how: 'complete' | 'aborted' | 'close') => {
+    if (settled) return;
+    settled = true;
+    stream.destroy();
+    if (how === 'close') res.close();
+    settle();
+  };
+  res.onWritable(() => {
+    if (!settled) stream.resume();
+    return true;
+  });
+  res.cork(() => {
+    writeHead(res, response);
+    res.write(''); // sends the headers and starts the chunked body (uWS never writes an empty chunk)
+  });
+  stream.on('data', (chunk: Buffer) => {
+    if (settled) return;
+    let ok = true;
+    res.cork(() => {
+      ok = res.write(chunk);
+    });
+    if (!ok) stream.pause();
+  });
+  stream.on('end', () => {
+    if (settled) return;
+    res.cork(() => res.end());
+    finish('complete');
+  });
+  stream.on('error', (error) => {
+    if (settled) return;
+    log.error({ err: error }, 'streamed body failed');
+    finish('close');
   });
   return { done, abort: () => finish('aborted') };
 }

@@ -28,7 +28,8 @@ export interface IncomingRequest {
 export class StreamedBody {
   constructor(
     readonly stream: Readable,
-    readonly length: number,
+    /** Its size (`Content-Length`); undefined: sent chunked as it comes (an event stream). */
+    readonly length: number | undefined,
   ) {}
 }
 

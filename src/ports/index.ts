@@ -11,6 +11,7 @@ export * from './event-bus.ts';
 export * from './event-history.ts';
 export * from './export-pool.ts';
 export * from './jobs-repository.ts';
+export * from './mcp-sessions.ts';
 export * from './media-intake.ts';
 export * from './media-provider.ts';
 export * from './media-store.ts';

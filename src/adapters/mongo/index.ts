@@ -6,6 +6,7 @@ export * from './credit-ledger.ts';
 export * from './event-history.ts';
 export * from './jobs.ts';
 export * from './jongodb-serial.ts';
+export * from './mcp-sessions.ts';
 export * from './projects.ts';
 export * from './thread.ts';
 export * from './users.ts';

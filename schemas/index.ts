@@ -4,6 +4,7 @@ export * from './agent-tools.ts';
 export * from './common.ts';
 export * from './editor.ts';
 export * from './jobs.ts';
+export * from './mcp-tools.ts';
 export * from './media.ts';
 export * from './models.ts';
 export * from './validate.ts';

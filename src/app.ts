@@ -18,6 +18,7 @@ import { metaFeature } from './features/meta.ts';
 import { editorFeature } from './features/editor.ts';
 import { eventsFeature } from './features/events.ts';
 import { exportFeature } from './features/export.ts';
+import { mcpFeature } from './features/mcp.ts';
 import type { JobRecord } from './ports/jobs-repository.ts';
 
 /** Parts a test may replace (DESIGN.md §5: fakes go through the same factory). */
@@ -98,7 +99,15 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
     editorJobFinished = (job) => editor.jobFinished(job);
     webhooks.alsoTell((job) => editor.addDelivered(job));
     wired(eventsFeature(config, platform, server));
-    wired(exportFeature(config, platform));
+    const exports = wired(exportFeature(config, platform));
+    wired(
+      await mcpFeature(config, platform, {
+        jobs: jobs.service,
+        editor: editor.editor,
+        turns: editor.turns,
+        exports: exports.service,
+      }),
+    );
     const router = new Router();
     wired(metaFeature(config, platform, () => router.routes));
     for (const route of features.flatMap((feature) => feature.routes)) router.add(route);

@@ -9,3 +9,4 @@ export * from './http/index.ts';
 export * from './observability/index.ts';
 export * from './ports/index.ts';
 export * from './services/index.ts';
+export * from './mcp/index.ts';

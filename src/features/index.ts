@@ -4,6 +4,7 @@ export * from './events.ts';
 export * from './export.ts';
 export * from './feature.ts';
 export * from './jobs.ts';
+export * from './mcp.ts';
 export * from './meta.ts';
 export * from './platform.ts';
 export * from './scheduler.ts';

@@ -1,0 +1,3 @@
+export * from './endpoint.ts';
+export * from './tool.ts';
+export * from './tools.ts';

@@ -44,6 +44,7 @@ export async function mcpFeature(
     instructions: MCP_INSTRUCTIONS,
     version: VERSION,
     log: platform.log,
+    bus: platform.events,
   });
   let sweep: PeriodicTask | undefined;
   return {
@@ -60,6 +61,7 @@ export async function mcpFeature(
     },
     async stop() {
       await sweep?.stop();
+      endpoint.close();
     },
   };
 }

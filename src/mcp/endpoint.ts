@@ -14,13 +14,14 @@ import { createChecker } from '../../schemas/validate.ts';
 import { AppError } from '../domain/errors.ts';
 import type { KeyPrincipal } from '../domain/principal.ts';
 import type { Clock } from '../ports/clock.ts';
+import type { EventBus } from '../ports/event-bus.ts';
 import type { McpSessionRecord, McpSessionsRepository } from '../ports/mcp-sessions.ts';
 import { ToolError, type McpTool, type ToolResult } from './tool.ts';
 
 // The MCP server (CONTRACT §10) over the SDK's web-standard Streamable HTTP transport. Every HTTP request gets
 // its own SDK server and transport, in the transport's stateless mode; the session (`Mcp-Session-Id`) is ours,
 // kept in MongoDB, so any node serves any session without affinity. A `notifications/cancelled` reaches the
-// call it names when both are on this node (see `inflight`).
+// call it names on whichever node runs it (over the event bus when it is another).
 
 export interface McpEndpointOptions {
   tools: readonly McpTool[];
@@ -34,6 +35,8 @@ export interface McpEndpointOptions {
   instructions: string;
   version: string;
   log: Logger;
+  /** Carries cancellations to the node running the call (every node hears `mcp.cancel`). */
+  bus: EventBus;
 }
 
 /** One HTTP request to `/api/mcp`, already authenticated. */
@@ -46,9 +49,10 @@ export interface McpHttpRequest {
 
 /** A session is read from the database at most this often per node (a deletion elsewhere shows within it). */
 const SESSION_CACHE_MS = 5000;
-/** `last_seen_at` is written at most this often per session (idle time-outs are minutes). */
+/** `last_seen_at` is written at most this often per session, and at most every quarter of the idle time. */
 const TOUCH_EVERY_MS = 30_000;
 const SESSION_HEADER = 'mcp-session-id';
+const CANCEL_TOPIC = 'mcp.cancel';
 
 export function createMcpEndpoint(options: McpEndpointOptions) {
   const { tools, sessions, clock, log } = options;
@@ -57,7 +61,16 @@ export function createMcpEndpoint(options: McpEndpointOptions) {
   const listed: Tool[] = tools.map(toolEntry);
   /** Calls running on this node, by `<session> <JSON-RPC id>`, so a cancellation can stop them. */
   const inflight = new Map<string, AbortController>();
-  const cache = new Map<string, { session: McpSessionRecord; readAt: number; touchedAt: number }>();
+  /** Sessions this node used lately: when it read them, when they were last used, when that was last written. */
+  const cache = new Map<
+    string,
+    { session: McpSessionRecord; readAt: number; seenAt: number; writtenAt: number }
+  >();
+  const touchEveryMs = Math.min(TOUCH_EVERY_MS, Math.floor(options.idleMs / 4));
+  const unsubscribe = options.bus.subscribe(CANCEL_TOPIC, (event) => {
+    const key = (event as { key?: unknown } | null)?.key;
+    if (typeof key === 'string') inflight.get(key)?.abort();
+  });
 
   async function handle({ request, principal, body }: McpHttpRequest): Promise<Response> {
     const origin = request.headers.get('origin');
@@ -110,18 +123,21 @@ export function createMcpEndpoint(options: McpEndpointOptions) {
         cache.delete(id);
         return null;
       }
-      cached = { session, readAt: now, touchedAt: session.last_seen_at.getTime() };
+      const stored = session.last_seen_at.getTime();
+      const seenAt = Math.max(stored, cached?.seenAt ?? 0);
+      cached = { session, readAt: now, seenAt, writtenAt: Math.max(stored, cached?.writtenAt ?? 0) };
       cache.set(id, cached);
     }
     const { session } = cached;
     if (session.key_id !== principal.keyId) return null;
-    if (now - cached.touchedAt > options.idleMs) {
+    if (now - cached.seenAt > options.idleMs) {
       cache.delete(id);
       await sessions.delete(id);
       return null;
     }
-    if (now - cached.touchedAt > TOUCH_EVERY_MS) {
-      cached.touchedAt = now;
+    cached.seenAt = now;
+    if (now - cached.writtenAt > touchEveryMs) {
+      cached.writtenAt = now;
       await sessions.touch(id, new Date(now));
     }
     return session;
@@ -133,7 +149,12 @@ export function createMcpEndpoint(options: McpEndpointOptions) {
     if (message?.method !== 'notifications/cancelled') return;
     const requestId = message.params?.requestId;
     if (typeof requestId !== 'string' && typeof requestId !== 'number') return;
-    inflight.get(`${sessionId} ${requestId}`)?.abort();
+    const key = `${sessionId} ${requestId}`;
+    const running = inflight.get(key);
+    if (running) return running.abort();
+    options.bus.publish(CANCEL_TOPIC, { key }).catch((error: unknown) => {
+      log.warn({ err: error }, 'MCP cancellation not published');
+    });
   }
 
   function transportFor(principal: KeyPrincipal, sessionId: string) {
@@ -216,7 +237,11 @@ export function createMcpEndpoint(options: McpEndpointOptions) {
     }
   }
 
-  return { handle };
+  return {
+    handle,
+    /** Stops hearing cancellations (the node stops). */
+    close: () => unsubscribe(),
+  };
 }
 
 export type McpEndpoint = ReturnType<typeof createMcpEndpoint>;

@@ -113,6 +113,7 @@ describe('the MCP endpoint', () => {
     instructions: 'Use job_wait after media_forge_generate.',
     version: '0.1.0',
     log: pino({ level: 'silent' }),
+    bus: { publish: async () => undefined, subscribe: () => () => undefined },
   });
   /** The fetch a client uses: its requests go to the endpoint as `who`. */
   const fetchAs =
@@ -229,6 +230,15 @@ describe('the MCP endpoint', () => {
       403,
     );
     assert.equal((await post({ 'mcp-session-id': transport.sessionId! })).status, 200);
+  });
+
+  it('keeps a session in use alive past MCP_SESSION_IDLE_MS, however seldom it is written', async () => {
+    const used = await connect();
+    for (let i = 0; i < 4; i += 1) {
+      now += 40_000; // each use within the idle time of the one before: 160 s in all
+      await used.client.listTools();
+    }
+    assert.ok(sessions.all.get(used.transport.sessionId!)!.last_seen_at.getTime() > now - 60_000);
   });
 
   it('drops a session idle past MCP_SESSION_IDLE_MS, and ends one on DELETE', async () => {

@@ -59,8 +59,13 @@ export async function mcpFeature(
         },
       });
     },
+    // Open event streams never end by themselves: they close first, and their clients reconnect elsewhere.
+    async drain() {
+      endpoint.drain();
+    },
     async stop() {
       await sweep?.stop();
+      endpoint.drain();
       endpoint.close();
     },
   };

@@ -53,6 +53,7 @@ const SESSION_CACHE_MS = 5000;
 const TOUCH_EVERY_MS = 30_000;
 const SESSION_HEADER = 'mcp-session-id';
 const CANCEL_TOPIC = 'mcp.cancel';
+const ENDED_TOPIC = 'mcp.ended';
 
 export function createMcpEndpoint(options: McpEndpointOptions) {
   const { tools, sessions, clock, log } = options;
@@ -67,10 +68,18 @@ export function createMcpEndpoint(options: McpEndpointOptions) {
     { session: McpSessionRecord; readAt: number; seenAt: number; writtenAt: number }
   >();
   const touchEveryMs = Math.min(TOUCH_EVERY_MS, Math.floor(options.idleMs / 4));
-  const unsubscribe = options.bus.subscribe(CANCEL_TOPIC, (event) => {
-    const key = (event as { key?: unknown } | null)?.key;
-    if (typeof key === 'string') inflight.get(key)?.abort();
-  });
+  /** The open event streams (GET) of each session on this node, by their closers. */
+  const streams = new Map<string, Set<() => Promise<void>>>();
+  const unsubscribes = [
+    options.bus.subscribe(CANCEL_TOPIC, (event) => {
+      const key = (event as { key?: unknown } | null)?.key;
+      if (typeof key === 'string') inflight.get(key)?.abort();
+    }),
+    options.bus.subscribe(ENDED_TOPIC, (event) => {
+      const session = (event as { session?: unknown } | null)?.session;
+      if (typeof session === 'string') ended(session);
+    }),
+  ];
 
   async function handle({ request, principal, body }: McpHttpRequest): Promise<Response> {
     const origin = request.headers.get('origin');
@@ -87,12 +96,54 @@ export function createMcpEndpoint(options: McpEndpointOptions) {
     const session = await sessionOf(sessionId, principal);
     if (!session) return rpcError(404, -32001, 'Session not found');
     if (method === 'DELETE') {
-      cache.delete(sessionId);
       await sessions.delete(sessionId);
+      ended(sessionId);
+      options.bus.publish(ENDED_TOPIC, { session: sessionId }).catch((error: unknown) => {
+        log.warn({ err: error }, 'MCP session end not published');
+      });
       return new Response(null, { status: 200 });
     }
     if (method === 'POST') cancelNamed(sessionId, body);
-    return transportFor(principal, sessionId).handleRequest(request, { parsedBody: body });
+    const served = transportFor(principal, sessionId);
+    const response = await served.handleRequest(request, { parsedBody: body });
+    return method === 'GET' ? tracked(sessionId, response, served.close) : response;
+  }
+
+  /**
+   * A session's event stream (GET), kept until it ends: the session's end or the node's drain closes it, so a
+   * stopping node does not wait on streams that never end by themselves.
+   */
+  function tracked(sessionId: string, response: Response, close: () => Promise<void>): Response {
+    if (response.status !== 200 || !response.body) return response;
+    const open = streams.get(sessionId) ?? new Set();
+    streams.set(sessionId, open);
+    open.add(close);
+    const forget = () => {
+      open.delete(close);
+      if (open.size === 0 && streams.get(sessionId) === open) streams.delete(sessionId);
+    };
+    const reader = response.body.getReader();
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const { done, value } = await reader.read();
+        if (done) {
+          forget();
+          controller.close();
+        } else controller.enqueue(value);
+      },
+      cancel(reason) {
+        forget();
+        return reader.cancel(reason);
+      },
+    });
+    return new Response(body, { status: response.status, headers: response.headers });
+  }
+
+  /** A session ended (here or on another node): forgotten, its event streams closed. */
+  function ended(sessionId: string): void {
+    cache.delete(sessionId);
+    for (const close of streams.get(sessionId) ?? []) void close().catch(() => undefined);
+    streams.delete(sessionId);
   }
 
   async function initialize(request: Request, principal: KeyPrincipal, body: InitializeBody) {
@@ -172,6 +223,7 @@ export function createMcpEndpoint(options: McpEndpointOptions) {
         await server.connect(transport);
         return transport.handleRequest(request, handleOptions);
       },
+      close: () => server.close(),
     };
   }
 
@@ -239,8 +291,17 @@ export function createMcpEndpoint(options: McpEndpointOptions) {
 
   return {
     handle,
-    /** Stops hearing cancellations (the node stops). */
-    close: () => unsubscribe(),
+    /** Closes every open event stream (the node is draining: clients reconnect to another node). */
+    drain(): void {
+      for (const sessionId of [...streams.keys()]) {
+        for (const close of streams.get(sessionId) ?? []) void close().catch(() => undefined);
+        streams.delete(sessionId);
+      }
+    },
+    /** Stops hearing the other nodes (the node stops). */
+    close(): void {
+      for (const unsubscribe of unsubscribes) unsubscribe();
+    },
   };
 }
 

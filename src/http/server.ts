@@ -473,11 +473,12 @@ function streamBody(
 }
 
 /**
- * Writes a body of unknown length (an event stream) with chunked transfer encoding, each chunk as it comes. The
- * status line and headers go out at once, so a client waiting on an event stream sees it open before its first
- * event. A chunk the socket could not take whole stays buffered by uWS and pauses the source until the socket is
- * writable again. The source's end ends the response; a source that fails closes the connection; `abort`
- * (client gone) destroys the source.
+ * Writes a body of unknown length (an event stream) with chunked transfer encoding, each chunk as it comes; the
+ * status line and headers go out with the first chunk (uWS finishes the head only with data: a source that must
+ * show itself open at once starts with a chunk of its own, as an event stream's comment line). A chunk the socket
+ * could not take whole stays buffered by uWS and pauses the source until the socket is writable again. The
+ * source's end ends the response; a source that fails closes the connection; `abort` (client gone) destroys the
+ * source.
  */
 function streamChunked(
   res: uws.HttpResponse,
@@ -499,21 +500,26 @@ function streamChunked(
     if (!settled) stream.resume();
     return true;
   });
-  res.cork(() => {
-    writeHead(res, response);
-    res.write(''); // sends the headers and starts the chunked body (uWS never writes an empty chunk)
-  });
+  let started = false;
+  const head = () => {
+    if (!started) writeHead(res, response);
+    started = true;
+  };
   stream.on('data', (chunk: Buffer) => {
-    if (settled) return;
+    if (settled || chunk.length === 0) return;
     let ok = true;
     res.cork(() => {
+      head();
       ok = res.write(chunk);
     });
     if (!ok) stream.pause();
   });
   stream.on('end', () => {
     if (settled) return;
-    res.cork(() => res.end());
+    res.cork(() => {
+      head();
+      res.end();
+    });
     finish('complete');
   });
   stream.on('error', (error) => {

@@ -44,6 +44,47 @@ interface Job {
   result: { images?: string[]; video?: string } | null;
 }
 
+/** A JSON-RPC message POSTed to `/api/mcp` without the SDK (for what the SDK client never sends). */
+function postRaw(baseUrl: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${baseUrl}/api/mcp`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...headers,
+    },
+    body: JSON.stringify(body),
+  });
+}
+
+/** A raw client of `key` on `baseUrl` with a session of its own; `post` sends in it unless told another. */
+async function rawClient(baseUrl: string, key: string, name: string) {
+  const own = await rawSession(baseUrl, key, name);
+  const post = (body: unknown, session = own) =>
+    postRaw(baseUrl, body, { authorization: `Bearer ${key}`, 'mcp-session-id': session });
+  return { post, session: own };
+}
+
+/** An `initialize` request of a raw client. */
+function initializeMessage(name: string) {
+  return {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name, version: '1' } },
+  };
+}
+
+/** Opens a session with raw HTTP; answers its `Mcp-Session-Id`. */
+async function rawSession(baseUrl: string, key: string, name = 'raw'): Promise<string> {
+  const answer = await postRaw(baseUrl, initializeMessage(name), { authorization: `Bearer ${key}` });
+  assert.equal(answer.status, 200, await answer.clone().text());
+  await answer.text();
+  const id = answer.headers.get('mcp-session-id');
+  assert.ok(id, 'Mcp-Session-Id');
+  return id;
+}
+
 /** MCP: "the progress value MUST increase with each notification"; it never passes a given total. */
 function increasing(progress: Progress[], what: string): void {
   for (let i = 1; i < progress.length; i++) {
@@ -641,33 +682,29 @@ describe('MCP server (/api/mcp)', () => {
   });
 
   describe('HTTP: auth, Origin and sessions', () => {
-    const initialize = {
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-    };
+    const initialize = initializeMessage('raw');
     const listTools = { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} };
-    const post = (body: unknown, headers: Record<string, string>) =>
-      fetch(`${service.url}/api/mcp`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          ...headers,
-        },
-        body: JSON.stringify(body),
-      });
+    const post = (body: unknown, headers: Record<string, string>) => postRaw(service.url, body, headers);
     const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 
-    async function rawSession(key: string): Promise<string> {
-      const answer = await post(initialize, bearer(key));
-      assert.equal(answer.status, 200, await answer.clone().text());
-      await answer.text();
-      const id = answer.headers.get('mcp-session-id');
-      assert.ok(id, 'Mcp-Session-Id');
-      return id;
-    }
+    it('GET opens the session event stream at once (a whole head, chunked), and DELETE ends it', async () => {
+      const { token } = await editorUser(service, { credits: 10, scopes: ['models:read'] });
+      const session = await rawSession(service.url, token);
+      const headers = { ...bearer(token), 'mcp-session-id': session };
+      const opened = await Promise.race([
+        fetch(`${service.url}/api/mcp`, { headers: { ...headers, accept: 'text/event-stream' } }),
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no head within 5 s')), 5000)),
+      ]);
+      assert.equal(opened.status, 200);
+      assert.match(opened.headers.get('content-type') ?? '', /^text\/event-stream/);
+      assert.equal(opened.headers.get('transfer-encoding'), 'chunked');
+      const reader = opened.body!.getReader();
+      const first = new TextDecoder().decode((await reader.read()).value);
+      assert.match(first, /^: /, 'an SSE comment line opens it');
+      const ended = await fetch(`${service.url}/api/mcp`, { method: 'DELETE', headers });
+      assert.equal(ended.status, 200);
+      for (;;) if ((await reader.read()).done) break; // the stream ends with its session
+    });
 
     it('no key and a bad key: 401 with WWW-Authenticate resource_metadata; the metadata answers', async () => {
       const challenge = `Bearer resource_metadata="${service.url}/.well-known/oauth-protected-resource/api/mcp"`;
@@ -700,7 +737,7 @@ describe('MCP server (/api/mcp)', () => {
     });
 
     it('sessions: missing header 400, unknown 404, another key 404, DELETE 200 then 404', async () => {
-      const session = await rawSession(token);
+      const session = await rawSession(service.url, token);
       const listed = await post(listTools, { ...bearer(token), 'mcp-session-id': session });
       assert.equal(listed.status, 200);
       assert.match(await listed.text(), /media_forge_generate/);
@@ -773,7 +810,7 @@ describe('MCP server (/api/mcp)', () => {
         prompt: `raw ${SLOW}`,
       });
       assert.equal(submitted.status, 202);
-      const session = await rawSession(token);
+      const session = await rawSession(service.url, token);
       const headers = { ...bearer(token), 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
       const initialized = await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
       assert.equal(initialized.status, 202);
@@ -811,7 +848,7 @@ describe('MCP server (/api/mcp)', () => {
 
     it('a key revoked mid-session: its session answers 401', async () => {
       const key = await adminClient(service).createKey(userId, ['models:read']);
-      const session = await rawSession(key.apiKey);
+      const session = await rawSession(service.url, key.apiKey);
       const revoked = await adminClient(service).call('DELETE', `/keys/${key.id}`);
       assert.equal(revoked.status, 200);
       const answer = await post(listTools, { ...bearer(key.apiKey), 'mcp-session-id': session });
@@ -967,30 +1004,7 @@ describe('MCP server (/api/mcp)', () => {
     });
     try {
       const key = (await editorUser(idle, { credits: 10, scopes: ['models:read'] })).token;
-      const post = (body: unknown, session?: string) =>
-        fetch(`${idle.url}/api/mcp`, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            accept: 'application/json, text/event-stream',
-            authorization: `Bearer ${key}`,
-            ...(session ? { 'mcp-session-id': session } : {}),
-          },
-          body: JSON.stringify(body),
-        });
-      const init = await post({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: {
-          protocolVersion: '2025-06-18',
-          capabilities: {},
-          clientInfo: { name: 'idle', version: '1' },
-        },
-      });
-      assert.equal(init.status, 200);
-      await init.text();
-      const session = init.headers.get('mcp-session-id')!;
+      const { post, session } = await rawClient(idle.url, key, 'idle');
       const list = async () => {
         const answer = await post({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} }, session);
         await answer.text();
@@ -1022,30 +1036,7 @@ describe('MCP server (/api/mcp)', () => {
     });
     try {
       const key = (await editorUser(limited, { credits: 10, scopes: ['models:read'] })).token;
-      const post = (body: unknown, session?: string) =>
-        fetch(`${limited.url}/api/mcp`, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            accept: 'application/json, text/event-stream',
-            authorization: `Bearer ${key}`,
-            ...(session ? { 'mcp-session-id': session } : {}),
-          },
-          body: JSON.stringify(body),
-        });
-      const init = await post({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: {
-          protocolVersion: '2025-06-18',
-          capabilities: {},
-          clientInfo: { name: 'rate', version: '1' },
-        },
-      });
-      assert.equal(init.status, 200);
-      await init.text();
-      const session = init.headers.get('mcp-session-id')!;
+      const { post, session } = await rawClient(limited.url, key, 'rate');
       const statuses: number[] = [];
       for (let id = 2; id <= 5; id++) {
         const answer = await post(

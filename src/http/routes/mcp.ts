@@ -114,10 +114,24 @@ async function toReply(response: Response): Promise<Reply> {
   });
   const type = response.headers.get('content-type') ?? '';
   if (response.body && type.startsWith('text/event-stream')) {
-    const stream = Readable.fromWeb(response.body as unknown as NodeReadableStream);
+    const events = Readable.fromWeb(response.body as unknown as NodeReadableStream);
+    // A comment line first (clients skip it): the stream shows itself open at once, before its first event.
+    const stream = Readable.from(opened(events));
     return { status: response.status, headers, body: new StreamedBody(stream, undefined) };
   }
   const text = await response.text();
   if (!type) headers['content-type'] = 'application/json; charset=utf-8';
   return { status: response.status, headers, body: new RawText(text) };
 }
+
+/** An event stream's chunks after an opening comment line. */
+async function* opened(events: Readable): AsyncGenerator<Buffer> {
+  yield OPENING;
+  try {
+    for await (const chunk of events) yield chunk as Buffer;
+  } finally {
+    events.destroy(); // the client went away: the endpoint's stream is cancelled
+  }
+}
+
+const OPENING = Buffer.from(': stream open\n\n');

@@ -206,44 +206,47 @@ describe('agent turns under concurrency (single node)', () => {
     ));
 
   it('gives back the charge of a queued turn whose project is deleted, and answers it 404', () =>
-    withServiceLogs(() => [service], async () => {
-      const { userId, token } = await editorUser(service, { credits: 10_000 });
-      const api = editorClient(() => service, token);
-      const project = await api.createProject({ name: 'deleted while queued' });
-      ok(
-        await api.instruct(project.id, {
-          instruction: 'a 2-scene video about a harbour [sandbox:delay=4000]',
-        }),
-        'storyboard',
-      );
-      const slow = api.instruct(project.id, { instruction: 'continue' });
-      await until(
-        'the slow turn generates',
-        async () => (await jobsOf(service, token)).length,
-        (n) => n === 1,
-      );
-      const before = await balanceOf(service, token);
-      const queued = api.instruct(project.id, { instruction: 'make it 16:9' });
-      await until(
-        'the second turn is charged and waits',
-        () => balanceOf(service, token),
-        (now) => now === before - 5,
-      );
-      const deleted = await api.send('DELETE', `/${project.id}`);
-      assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
-      const [slowAnswer, queuedAnswer] = await Promise.all([slow, queued]);
-      assert.equal(queuedAnswer.status, 404, JSON.stringify(queuedAnswer.body));
-      assert.equal(slowAnswer.status, 404, JSON.stringify(slowAnswer.body));
-      const ledger = await ledgerOf(service, userId);
-      const refunds = ledger.filter((entry) => entry.reason === 'agent_turn_dropped');
-      assert.equal(refunds.length, 1, JSON.stringify(ledger));
-      assert.equal(refunds[0]!.delta, 5);
-      // The slow turn had begun: its 5 credits stay (spec 7.5.6); its media job goes on and is charged as a job.
-      assert.equal(
-        await balanceOf(service, token),
-        ledger.reduce((sum, entry) => sum + entry.delta, 0),
-      );
-    }));
+    withServiceLogs(
+      () => [service],
+      async () => {
+        const { userId, token } = await editorUser(service, { credits: 10_000 });
+        const api = editorClient(() => service, token);
+        const project = await api.createProject({ name: 'deleted while queued' });
+        ok(
+          await api.instruct(project.id, {
+            instruction: 'a 2-scene video about a harbour [sandbox:delay=4000]',
+          }),
+          'storyboard',
+        );
+        const slow = api.instruct(project.id, { instruction: 'continue' });
+        await until(
+          'the slow turn generates',
+          async () => (await jobsOf(service, token)).length,
+          (n) => n === 1,
+        );
+        const before = await balanceOf(service, token);
+        const queued = api.instruct(project.id, { instruction: 'make it 16:9' });
+        await until(
+          'the second turn is charged and waits',
+          () => balanceOf(service, token),
+          (now) => now === before - 5,
+        );
+        const deleted = await api.send('DELETE', `/${project.id}`);
+        assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
+        const [slowAnswer, queuedAnswer] = await Promise.all([slow, queued]);
+        assert.equal(queuedAnswer.status, 404, JSON.stringify(queuedAnswer.body));
+        assert.equal(slowAnswer.status, 404, JSON.stringify(slowAnswer.body));
+        const ledger = await ledgerOf(service, userId);
+        const refunds = ledger.filter((entry) => entry.reason === 'agent_turn_dropped');
+        assert.equal(refunds.length, 1, JSON.stringify(ledger));
+        assert.equal(refunds[0]!.delta, 5);
+        // The slow turn had begun: its 5 credits stay (spec 7.5.6); its media job goes on and is charged as a job.
+        assert.equal(
+          await balanceOf(service, token),
+          ledger.reduce((sum, entry) => sum + entry.delta, 0),
+        );
+      },
+    ));
 });
 
 describe(

@@ -46,7 +46,8 @@ export function mcpRoutes(endpoint: McpHttpEndpoint, options: McpRouteOptions): 
       headers: ctx.headers,
       ...(ctx.method === 'POST' ? { body: JSON.stringify(ctx.body) } : {}),
     });
-    return toReply(await endpoint.handle({ request, principal: ctx.principal, body: ctx.body }));
+    const response = await endpoint.handle({ request, principal: ctx.principal, body: ctx.body });
+    return toReply(response, ctx.method !== 'POST');
   };
   return [
     defineRoute({
@@ -106,8 +107,12 @@ function protectedResourceRoute(baseUrl: string, path: string): RouteDefinition 
   };
 }
 
-/** The endpoint's web `Response` as the front's reply: an event stream streams, anything else is read whole. */
-async function toReply(response: Response): Promise<Reply> {
+/**
+ * The endpoint's web `Response` as the front's reply: an event stream streams, anything else is read whole. A
+ * session's own stream (`opens`: GET) starts with a comment line, so it shows itself open at once; an answer's
+ * stream (POST) needs none, its first event comes at once.
+ */
+async function toReply(response: Response, opens: boolean): Promise<Reply> {
   const headers: Record<string, string> = {};
   response.headers.forEach((value, name) => {
     if (name !== 'content-length') headers[name] = value;
@@ -115,8 +120,7 @@ async function toReply(response: Response): Promise<Reply> {
   const type = response.headers.get('content-type') ?? '';
   if (response.body && type.startsWith('text/event-stream')) {
     const events = Readable.fromWeb(response.body as unknown as NodeReadableStream);
-    // A comment line first (clients skip it): the stream shows itself open at once, before its first event.
-    const stream = Readable.from(opened(events));
+    const stream = opens ? Readable.from(opened(events)) : events;
     return { status: response.status, headers, body: new StreamedBody(stream, undefined) };
   }
   const text = await response.text();

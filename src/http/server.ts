@@ -397,16 +397,7 @@ function streamBody(
   let pending: Buffer | undefined; // the part of a chunk the socket has not taken yet
   let pendingOffset = 0; // the response's write offset at the start of `pending`
   let ended = false;
-  let settle!: () => void;
-  const done = new Promise<void>((resolve) => (settle = resolve));
-
-  const finish = (how: 'complete' | 'aborted' | 'close') => {
-    if (settled) return;
-    settled = true;
-    stream.destroy();
-    if (how === 'close') res.close(); // `res` stays valid until it is complete or aborted
-    settle();
-  };
+  const { done, finish } = settlement(res, stream, () => (settled = true));
   /** Offers `chunk` to the socket; true when it took all of it. */
   const offer = (chunk: Buffer): boolean => {
     pendingOffset = res.getWriteOffset();
@@ -487,15 +478,7 @@ function streamChunked(
   log: Logger,
 ): { done: Promise<void>; abort(): void } {
   let settled = false;
-  let settle!: () => void;
-  const done = new Promise<void>((resolve) => (settle = resolve));
-  const finish = (how: 'complete' | 'aborted' | 'close') => {
-    if (settled) return;
-    settled = true;
-    stream.destroy();
-    if (how === 'close') res.close();
-    settle();
-  };
+  const { done, finish } = settlement(res, stream, () => (settled = true));
   res.onWritable(() => {
     if (!settled) stream.resume();
     return true;
@@ -528,4 +511,24 @@ function streamChunked(
     finish('close');
   });
   return { done, abort: () => finish('aborted') };
+}
+
+/**
+ * How a streamed answer ends, once: the source is destroyed, the connection closed when the answer cannot be
+ * whole (`close`; `res` stays valid until it is complete or aborted), and `done` resolves. `onSettle` marks the
+ * caller's own state first.
+ */
+function settlement(res: uws.HttpResponse, stream: Readable, onSettle: () => void) {
+  let settled = false;
+  let settle!: () => void;
+  const done = new Promise<void>((resolve) => (settle = resolve));
+  const finish = (how: 'complete' | 'aborted' | 'close') => {
+    if (settled) return;
+    settled = true;
+    onSettle();
+    stream.destroy();
+    if (how === 'close') res.close();
+    settle();
+  };
+  return { done, finish };
 }

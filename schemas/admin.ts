@@ -1,5 +1,6 @@
 import Type, { type Static } from 'typebox';
 import { SCOPES } from '../src/domain/scopes.ts';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../src/domain/password-rules.ts';
 
 const scopeList = SCOPES.join(', ');
 
@@ -161,3 +162,17 @@ export const UserParams = Type.Object({
 export const KeyParams = Type.Object({
   key_id: Type.String({ minLength: 1, maxLength: 100, errorMessage: 'API key not found' }),
 });
+
+/** `POST /api/admin/v1/users/<id>/password` (CONTRACT §11). */
+export const PasswordBody = Type.Object({
+  password: Type.String({
+    minLength: PASSWORD_MIN_LENGTH,
+    maxLength: PASSWORD_MAX_LENGTH,
+    errorMessage: {
+      minLength: `password must be at least ${PASSWORD_MIN_LENGTH} characters`,
+      maxLength: `password must be at most ${PASSWORD_MAX_LENGTH} characters`,
+      default: `password must be a string of at least ${PASSWORD_MIN_LENGTH} characters`,
+    },
+  }),
+});
+export const OkResponse = Type.Object({ ok: Type.Literal(true) });

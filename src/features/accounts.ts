@@ -30,6 +30,7 @@ export function accountsFeature(
     keys: repositories.keys,
     deliveries: repositories.deliveries,
     ledger: repositories.ledger,
+    credentials: repositories.credentials,
     credits: platform.credits,
     audit: platform.auditSink,
     auth,

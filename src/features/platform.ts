@@ -11,6 +11,7 @@ import type { WebhookDeliveriesRepository } from '../ports/webhook-deliveries-re
 import type { ProjectsRepository } from '../ports/projects-repository.ts';
 import type { AssetsRepository } from '../ports/assets-repository.ts';
 import type { ThreadRepository } from '../ports/thread-repository.ts';
+import type { UserCredentialsRepository } from '../ports/user-credentials.ts';
 import type { EventHistory } from '../ports/event-history.ts';
 import type { EventBus } from '../ports/event-bus.ts';
 import { startEmbeddedMongo } from '../adapters/embedded/jongodb.ts';
@@ -26,6 +27,7 @@ import {
   createMongoEventHistory,
   createMongoProjects,
   createMongoThread,
+  createMongoUserCredentials,
 } from '../adapters/mongo/index.ts';
 import { jobsOnServer, webhookDeliveriesOnServer } from '../adapters/mongo/jongodb-serial.ts';
 import { createFileAuditSink } from '../adapters/audit/index.ts';
@@ -61,6 +63,7 @@ export interface Repositories {
   assets: AssetsRepository;
   thread: ThreadRepository;
   history: EventHistory;
+  credentials: UserCredentialsRepository;
 }
 
 /** What every feature is wired from: the infrastructure of the configured mode, started once. */
@@ -149,6 +152,7 @@ export async function startPlatform(
       assets,
       thread,
       history,
+      credentials: createMongoUserCredentials(mongo.db),
     };
     const mediaUrl = (mediaId: string) => ownMediaPrefix(base.baseUrl) + mediaId;
     // Project events reach every node's subscribers: over NATS subjects in cluster mode (DESIGN.md §2).

@@ -17,6 +17,7 @@ export * from './media-provider.ts';
 export * from './media-store.ts';
 export * from './projects-repository.ts';
 export * from './thread-repository.ts';
+export * from './user-credentials.ts';
 export * from './users-repository.ts';
 export * from './webhook-deliveries-repository.ts';
 export * from './webhook-post.ts';

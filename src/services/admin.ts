@@ -10,7 +10,9 @@ import type { ApiKeyRecord, ApiKeysRepository } from '../ports/api-keys-reposito
 import type { WebhookDeliveriesRepository } from '../ports/webhook-deliveries-repository.ts';
 import type { CreditLedger, LedgerEntry } from '../ports/credit-ledger.ts';
 import type { UserRecord, UsersRepository } from '../ports/users-repository.ts';
+import type { UserCredentialsRepository } from '../ports/user-credentials.ts';
 import type { Authenticator } from './authenticator.ts';
+import { hashPassword } from './passwords.ts';
 import type { UserCredits } from '../../actors/user.ts';
 
 /** The user shape of every admin answer. */
@@ -44,6 +46,7 @@ export function createAdminService(deps: {
   credits: Pick<UserCredits, 'grant'>;
   /** Ledger reads go straight to storage. */
   ledger: Pick<CreditLedger, 'entries'>;
+  credentials: Pick<UserCredentialsRepository, 'setPasswordHash'>;
   audit: AuditSink;
   auth: Pick<Authenticator, 'forget'>;
   /** Clearing a URL drops the key's pending deliveries; the deliveries route reads them. */
@@ -65,6 +68,13 @@ export function createAdminService(deps: {
     return key;
   }
 
+  /** Sets a user's password (CONTRACT §11: operators set it); only its scrypt hash is stored. */
+  async function setPassword(userId: string, password: string): Promise<{ ok: true }> {
+    await requireUser(userId);
+    await deps.credentials.setPasswordHash(userId, await hashPassword(password), new Date(clock.now()));
+    return { ok: true };
+  }
+
   async function changeCredits(userId: string, amount: number, reason: string, opId: string) {
     const result = await credits.grant(userId, { op_id: opId, amount, reason }); // 404 for an unknown user
     if (!result.ok) {
@@ -77,6 +87,7 @@ export function createAdminService(deps: {
   }
 
   return {
+    setPassword,
     /** Creates a user; an opening balance is a ledger grant like any other, so the ledger explains it. */
     async createUser(input: { email: string; credits: number }) {
       const user: UserRecord = {

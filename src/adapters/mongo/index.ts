@@ -9,5 +9,6 @@ export * from './jongodb-serial.ts';
 export * from './mcp-sessions.ts';
 export * from './projects.ts';
 export * from './thread.ts';
+export * from './user-credentials.ts';
 export * from './users.ts';
 export * from './webhook-deliveries.ts';

@@ -83,6 +83,7 @@ export const EnvSchema = Type.Object({
   LLM_TIMEOUT_MS: Int({ minimum: 1000, default: 120_000 }),
   AGENT_MAX_STEPS: Int({ minimum: 1, maximum: 64, default: 8 }),
   MCP_SESSION_IDLE_MS: Int({ minimum: 1000, default: 600_000 }),
+  OAUTH_ACCESS_TOKEN_TTL_SECONDS: Int({ minimum: 1, maximum: 86_400, default: 3600 }),
   TURN_LEASE_MS: Int({ minimum: 1000, default: 30_000 }),
   TURN_QUEUE_MAX: Int({ minimum: 0, default: 10 }),
   UPLOAD_MAX_BYTES: Int({ minimum: 1, default: 209_715_200 }),
@@ -155,6 +156,8 @@ export interface Config {
   turnQueueMax: number;
   /** MCP sessions unused this long are dropped (`MCP_SESSION_IDLE_MS`). */
   mcpSessionIdleMs: number;
+  /** Lifetime of the OAuth access tokens the service issues (`OAUTH_ACCESS_TOKEN_TTL_SECONDS`, CONTRACT §10). */
+  oauthAccessTokenTtlMs: number;
   /** Largest asset upload or import (`UPLOAD_MAX_BYTES`). */
   uploadMaxBytes: number;
   /** Origins whose pages may open the events WebSocket (`WS_ALLOWED_ORIGINS`; default: PUBLIC_BASE_URL's). */
@@ -181,6 +184,8 @@ export interface Tuning {
   inboundFetchTimeoutMs: number;
   /** How often the per-key and per-address rate-limit windows drop keys that went quiet. */
   limiterSweepIntervalMs: number;
+  /** OAuth client registrations per client address per minute: registration is open, so it is bounded. */
+  oauthRegistrationsPerMinute: number;
   /** Cluster mode: a job poll unacknowledged this long (its node died) goes to another node. */
   jobPollAckWaitMs: number;
   /** Cluster mode: provider polls one node runs at once (each is mostly waiting on the provider). */
@@ -224,6 +229,7 @@ const TUNING: Readonly<Tuning> = {
   maxBodyBytes: 1024 * 1024,
   inboundFetchTimeoutMs: 15_000,
   limiterSweepIntervalMs: 60_000,
+  oauthRegistrationsPerMinute: 20,
   jobPollAckWaitMs: 30_000,
   jobPollsPerNode: 32,
   maxProcessingJobs: 100_000,
@@ -380,6 +386,7 @@ function toConfig(env: Env): Config {
     wsRecheckMs: env.WS_RECHECK_MS,
     uploadMaxBytes: env.UPLOAD_MAX_BYTES,
     mcpSessionIdleMs: env.MCP_SESSION_IDLE_MS,
+    oauthAccessTokenTtlMs: env.OAUTH_ACCESS_TOKEN_TTL_SECONDS * 1000,
     exportRatePerMinute: env.EXPORT_RATE_PER_MINUTE,
     exportTimeoutMs: env.EXPORT_TIMEOUT_MS,
     exportConcurrency: env.EXPORT_CONCURRENCY ?? availableParallelism(),

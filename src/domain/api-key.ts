@@ -17,7 +17,21 @@ export function isWellFormedApiKey(candidate: string): boolean {
 
 /** SHA-256 hex of the key: keys have 256 bits of entropy, so a fast hash is enough to store them. */
 export function hashApiKey(apiKey: string): string {
-  return createHash('sha256').update(apiKey).digest('hex');
+  return hashSecret(apiKey);
+}
+
+/**
+ * SHA-256 hex of a random secret (keys, OAuth tokens and codes, session cookies): each carries 256 bits of
+ * entropy, so a fast hash is enough to store it — nothing can be guessed from the hash.
+ */
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+/** A new random secret with its prefix (`mfat_`, `mfs_`…), in its only plaintext appearance, and its hash. */
+export function generateSecret(prefix: string): { secret: string; hash: string } {
+  const secret = `${prefix}${randomBase62(SECRET_LENGTH)}`;
+  return { secret, hash: hashSecret(secret) };
 }
 
 /** The short, non-secret part shown in listings (`mf_AbC123`). */

@@ -8,6 +8,7 @@ export * from './image-type.ts';
 export * from './keyed-serial.ts';
 export * from './media-id.ts';
 export * from './models-catalog.ts';
+export * from './oauth.ts';
 export * from './password-rules.ts';
 export * from './principal.ts';
 export * from './rolling-window.ts';

@@ -3,15 +3,26 @@ import { RollingWindowLimiter } from '../domain/rolling-window.ts';
 import { createAuthenticator, type Authenticator } from '../services/authenticator.ts';
 import { createAdminService, type AdminService } from '../services/admin.ts';
 import { startPeriodicTask, type PeriodicTask } from '../services/periodic-task.ts';
+import { createSignInThrottle } from '../services/sign-in-throttle.ts';
+import { createWebSessions, type WebSessions } from '../services/web-sessions.ts';
+import { createOAuthServer, type OAuthServer } from '../services/oauth.ts';
 import { adminRoutes } from '../http/routes/admin.ts';
 import { accountRoute } from '../http/routes/public.ts';
+import { signInRoutes } from '../http/routes/sign-in.ts';
+import { oauthRoutes } from '../http/routes/oauth.ts';
+import { MCP_PATH } from '../http/routes/mcp.ts';
 import type { Feature } from './feature.ts';
 import type { Platform } from './platform.ts';
 
-/** Accounts and keys: who may call (authentication, rate limits) and the operators' admin API. */
+/**
+ * Accounts and keys: who may call (authentication, rate limits), the operators' admin API, people's sign-in
+ * sessions (CONTRACT §11) and the OAuth authorization server of the MCP resource (CONTRACT §10).
+ */
 export interface AccountsFeature extends Feature {
   auth: Authenticator;
   admin: AdminService;
+  sessions: WebSessions;
+  oauth: OAuthServer;
   /** Per API key, RATE_LIMIT_PER_MINUTE. */
   keyLimiter: RollingWindowLimiter;
   /** Per client address, AUTH_FAILURES_PER_MINUTE failed authentications. */
@@ -19,12 +30,35 @@ export interface AccountsFeature extends Feature {
 }
 
 export function accountsFeature(
-  config: Pick<Config, 'rateLimitPerMinute' | 'authFailuresPerMinute' | 'webhookAllowPrivate' | 'tuning'>,
+  config: Pick<
+    Config,
+    | 'rateLimitPerMinute'
+    | 'authFailuresPerMinute'
+    | 'webhookAllowPrivate'
+    | 'oauthAccessTokenTtlMs'
+    | 'tuning'
+  >,
   platform: Platform,
   adminToken: string,
 ): AccountsFeature {
-  const { clock, repositories } = platform;
-  const auth = createAuthenticator({ keys: repositories.keys, adminToken, clock });
+  const { clock, repositories, baseUrl } = platform;
+  const oauth = createOAuthServer({
+    store: repositories.oauth,
+    clock,
+    issuer: baseUrl,
+    resource: `${baseUrl}${MCP_PATH}`,
+    accessTokenTtlMs: config.oauthAccessTokenTtlMs,
+  });
+  const auth = createAuthenticator({ keys: repositories.keys, adminToken, clock, accessTokens: oauth });
+  const throttle = createSignInThrottle(clock.now);
+  const sessions = createWebSessions({
+    users: repositories.users,
+    credentials: repositories.credentials,
+    sessions: repositories.webSessions,
+    throttle,
+    clock,
+    onSignOutEverywhere: (userId) => oauth.revokeUser(userId),
+  });
   const admin = createAdminService({
     users: repositories.users,
     keys: repositories.keys,
@@ -43,9 +77,22 @@ export function accountsFeature(
   return {
     auth,
     admin,
+    sessions,
+    oauth,
     keyLimiter,
     authFailureLimiter,
-    routes: [accountRoute(repositories.users), ...adminRoutes(admin)],
+    routes: [
+      accountRoute(repositories.users),
+      ...adminRoutes(admin),
+      ...signInRoutes({ sessions, baseUrl }),
+      ...oauthRoutes({
+        sessions,
+        baseUrl,
+        oauth,
+        registrationsPerMinute: config.tuning.oauthRegistrationsPerMinute,
+        now: clock.now,
+      }),
+    ],
     async start() {
       // Windows of keys and addresses that went quiet are dropped, so memory follows the active callers.
       sweep = startPeriodicTask({
@@ -55,6 +102,7 @@ export function accountsFeature(
         run: () => {
           keyLimiter.sweep();
           authFailureLimiter.sweep();
+          throttle.sweep();
         },
       });
     },

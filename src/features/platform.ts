@@ -12,6 +12,8 @@ import type { ProjectsRepository } from '../ports/projects-repository.ts';
 import type { AssetsRepository } from '../ports/assets-repository.ts';
 import type { ThreadRepository } from '../ports/thread-repository.ts';
 import type { UserCredentialsRepository } from '../ports/user-credentials.ts';
+import type { WebSessionsRepository } from '../ports/web-sessions.ts';
+import type { OAuthStore } from '../ports/oauth-store.ts';
 import type { EventHistory } from '../ports/event-history.ts';
 import type { EventBus } from '../ports/event-bus.ts';
 import { startEmbeddedMongo } from '../adapters/embedded/jongodb.ts';
@@ -28,6 +30,8 @@ import {
   createMongoProjects,
   createMongoThread,
   createMongoUserCredentials,
+  createMongoWebSessions,
+  createMongoOAuthStore,
 } from '../adapters/mongo/index.ts';
 import { jobsOnServer, webhookDeliveriesOnServer } from '../adapters/mongo/jongodb-serial.ts';
 import { createFileAuditSink } from '../adapters/audit/index.ts';
@@ -64,6 +68,10 @@ export interface Repositories {
   thread: ThreadRepository;
   history: EventHistory;
   credentials: UserCredentialsRepository;
+  /** Browser sign-in sessions (CONTRACT §11). */
+  webSessions: WebSessionsRepository;
+  /** The OAuth authorization server's clients, codes, grants and tokens (CONTRACT §10). */
+  oauth: OAuthStore;
 }
 
 /** What every feature is wired from: the infrastructure of the configured mode, started once. */
@@ -126,21 +134,35 @@ export async function startPlatform(
       closers.push(() => nats!.close());
     }
 
-    const [store, users, keys, ledger, jobs, deliveries, projects, assets, thread, history] =
-      await Promise.all([
-        config.mediaStore === 'gridfs'
-          ? createGridFsMediaStore(mongo.db)
-          : createFsMediaStore({ dir: config.mediaDir }),
-        createMongoUsers(mongo.db),
-        createMongoApiKeys(mongo.db),
-        createMongoCreditLedger(mongo.db, clock),
-        createMongoJobs(mongo.db),
-        createMongoWebhookDeliveries(mongo.db),
-        createMongoProjects(mongo.db),
-        createMongoAssets(mongo.db),
-        createMongoThread(mongo.db),
-        createMongoEventHistory(mongo.db),
-      ]);
+    const [
+      store,
+      users,
+      keys,
+      ledger,
+      jobs,
+      deliveries,
+      projects,
+      assets,
+      thread,
+      history,
+      webSessions,
+      oauth,
+    ] = await Promise.all([
+      config.mediaStore === 'gridfs'
+        ? createGridFsMediaStore(mongo.db)
+        : createFsMediaStore({ dir: config.mediaDir }),
+      createMongoUsers(mongo.db),
+      createMongoApiKeys(mongo.db),
+      createMongoCreditLedger(mongo.db, clock),
+      createMongoJobs(mongo.db),
+      createMongoWebhookDeliveries(mongo.db),
+      createMongoProjects(mongo.db),
+      createMongoAssets(mongo.db),
+      createMongoThread(mongo.db),
+      createMongoEventHistory(mongo.db),
+      createMongoWebSessions(mongo.db),
+      createMongoOAuthStore(mongo.db),
+    ]);
     const repositories: Repositories = {
       users,
       keys,
@@ -153,6 +175,8 @@ export async function startPlatform(
       thread,
       history,
       credentials: createMongoUserCredentials(mongo.db),
+      webSessions,
+      oauth,
     };
     const mediaUrl = (mediaId: string) => ownMediaPrefix(base.baseUrl) + mediaId;
     // Project events reach every node's subscribers: over NATS subjects in cluster mode (DESIGN.md §2).

@@ -1,5 +1,6 @@
 export * from './client-address.ts';
 export * from './event-sockets.ts';
+export * from './html.ts';
 export * from './http-metrics.ts';
 export * from './json-body.ts';
 export * from './json-depth.ts';

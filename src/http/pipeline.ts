@@ -162,7 +162,7 @@ class Exchange implements RequestContext {
     const authorization = this.request.headers.authorization;
     let result: KeyPrincipal | Promise<KeyPrincipal> | undefined;
     try {
-      if (guard.kind === 'key') result = this.deps.auth.authenticateKey(authorization);
+      if (guard.kind === 'key') result = this.deps.auth.authenticateKey(authorization, guard.oauth === true);
       else this.deps.auth.authenticateAdmin(authorization);
     } catch (error) {
       return this.countFailure(error);

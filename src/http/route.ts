@@ -7,8 +7,12 @@ import type { FieldRule } from '../../schemas/validate.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
 
-/** Who may call a route: an API key (optionally with a scope), the admin token, or anyone. */
-export type RouteAuth = { kind: 'key'; scope?: Scope } | { kind: 'admin' } | { kind: 'none' };
+/**
+ * Who may call a route: an API key (optionally with a scope; `oauth` routes also take the OAuth access tokens
+ * the service issued), the admin token, or anyone.
+ */
+export type RouteAuth =
+  { kind: 'key'; scope?: Scope; oauth?: boolean } | { kind: 'admin' } | { kind: 'none' };
 
 /** The caller a handler sees: the key's owner on API-key routes, nobody on admin and open routes. */
 export type PrincipalOf<A extends RouteAuth> = A extends { kind: 'key' } ? KeyPrincipal : null;

@@ -1,11 +1,13 @@
 import { AppError } from '../domain/errors.ts';
 import { hashApiKey, isWellFormedApiKey, secretsEqual } from '../domain/api-key.ts';
+import { ACCESS_TOKEN_PREFIX } from '../domain/oauth.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { KeyPrincipal } from '../domain/principal.ts';
 import type { ApiKeysRepository } from '../ports/api-keys-repository.ts';
 
 export const MISSING_AUTHORIZATION = 'Missing Authorization header';
 export const INVALID_KEY = 'Invalid or revoked API key';
+export const INVALID_ACCESS_TOKEN = 'Invalid, expired or revoked access token';
 
 const REFRESH_AFTER_MS = 2000;
 const EXPIRE_AFTER_MS = 10_000;
@@ -17,7 +19,10 @@ export interface Authenticator {
    * The key's principal — synchronously when the key is in memory (the hot path), else after one lookup;
    * 401 with the spec's exact messages otherwise.
    */
-  authenticateKey(authorization: string | undefined): KeyPrincipal | Promise<KeyPrincipal>;
+  authenticateKey(
+    authorization: string | undefined,
+    acceptsOAuth?: boolean,
+  ): KeyPrincipal | Promise<KeyPrincipal>;
   /** Throws 401 unless the header carries the admin token. */
   authenticateAdmin(authorization: string | undefined): void;
   /** Drops a key from the cache at once (revocation on this node). */
@@ -44,6 +49,8 @@ export function createAuthenticator(deps: {
   keys: ApiKeysRepository;
   adminToken: string;
   clock: Clock;
+  /** OAuth access tokens (`mfat_`), for routes that take them (CONTRACT §10: `/api/mcp` only). */
+  accessTokens?: { authenticate(token: string): Promise<KeyPrincipal | null> };
 }): Authenticator {
   const cache = new Map<string, CachedKey>();
   const lookups = new Map<string, Promise<KeyPrincipal | null>>();
@@ -77,8 +84,14 @@ export function createAuthenticator(deps: {
   }
 
   return {
-    authenticateKey(authorization) {
+    authenticateKey(authorization, acceptsOAuth = false) {
       const token = bearerToken(authorization);
+      if (acceptsOAuth && deps.accessTokens && token.startsWith(ACCESS_TOKEN_PREFIX)) {
+        return deps.accessTokens.authenticate(token).then((principal) => {
+          if (!principal) throw new AppError('unauthorized', INVALID_ACCESS_TOKEN);
+          return principal;
+        });
+      }
       const now = deps.clock.now();
       const cached = cache.get(token);
       if (cached && cached.expiresAt > now) {

@@ -132,12 +132,18 @@ export function createExportService(deps: ExportServiceDeps) {
     planned: ExportPlanResult,
     deadline: number,
     onProgress: (fraction: number) => void,
-  ): Promise<{ result: RunResult; encoding: boolean }> {
+  ): Promise<{ result: RunResult; encoding: boolean; late: boolean }> {
     const remaining = deadline - deps.clock.now();
-    if (remaining <= 0) return { result: timedOut, encoding: false };
+    if (remaining <= 0) return { result: timedOut, encoding: false, late: true };
     const abort = new AbortController();
     // Queue wait counts against the deadline too, so the time-out is ours, not only the worker's.
-    const timer = setTimeout(() => abort.abort(), remaining);
+    // Whether it struck is remembered, not read back from the clock: a timer may fire a millisecond
+    // before the wall clock reaches the deadline.
+    let late = false;
+    const timer = setTimeout(() => {
+      late = true;
+      abort.abort();
+    }, remaining);
     const onStop = () => abort.abort();
     stopping.signal.addEventListener('abort', onStop);
     let encoding = false;
@@ -153,7 +159,7 @@ export function createExportService(deps: ExportServiceDeps) {
           } else deps.children.ended(pid);
         },
       });
-      return { result, encoding };
+      return { result, encoding, late };
     } finally {
       clearTimeout(timer);
       stopping.signal.removeEventListener('abort', onStop);
@@ -161,8 +167,7 @@ export function createExportService(deps: ExportServiceDeps) {
   }
 
   /** The export's error for an ffmpeg run that did not succeed. */
-  function runFailure(result: Exclude<RunResult, { ok: true }>, encoding: boolean, deadline: number) {
-    const late = deps.clock.now() >= deadline;
+  function runFailure(result: Exclude<RunResult, { ok: true }>, encoding: boolean, late: boolean) {
     if (result.reason === 'timeout' || (result.reason === 'aborted' && late)) {
       return encoding
         ? exportError('ffmpeg_timeout', timeoutMessage('while encoding'), result)
@@ -213,10 +218,10 @@ export function createExportService(deps: ExportServiceDeps) {
       if ('error' in planned || planned.videoClipCount === 0) {
         throw exportError('no_video_clips', 'No clip of the video track can be shown');
       }
-      const { result, encoding } = await render(planned, deadline, progress.report);
+      const { result, encoding, late } = await render(planned, deadline, progress.report);
       if (!result.ok) {
         if (result.reason === 'exit') log.error({ ffmpeg: result }, 'export ffmpeg failed');
-        throw runFailure(result, encoding, deadline);
+        throw runFailure(result, encoding, late);
       }
       const output = await workspace.probeOutput();
       const durationSec = output.durationSec ?? 0;

@@ -47,6 +47,10 @@ export async function createMongoUsers(db: Db): Promise<UsersRepository> {
       const doc = await users.findOne({ _id: id });
       return doc ? toRecord(doc) : null;
     },
+    async findByEmail(email) {
+      const doc = await users.findOne({ email: email.toLowerCase() });
+      return doc ? toRecord(doc) : null;
+    },
     async list(limit, after) {
       const filter = after
         ? {

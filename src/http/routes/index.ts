@@ -4,6 +4,8 @@ export * from './events.ts';
 export * from './export.ts';
 export * from './jobs.ts';
 export * from './mcp.ts';
+export * from './oauth.ts';
 export * from './media.ts';
 export * from './metrics.ts';
 export * from './public.ts';
+export * from './sign-in.ts';

@@ -3,6 +3,7 @@ import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import Type from 'typebox';
 import { ErrorSchema } from '../../../schemas/common.ts';
 import type { KeyPrincipal } from '../../domain/principal.ts';
+import { SCOPES } from '../../domain/scopes.ts';
 import { StreamedBody } from '../wire.ts';
 import {
   JsonText,
@@ -40,7 +41,7 @@ export function mcpRoutes(endpoint: McpHttpEndpoint, options: McpRouteOptions): 
     401: { description: 'Missing or invalid credentials', schema: ErrorSchema },
     429: { description: 'Rate limit exceeded', schema: ErrorSchema },
   };
-  const serve = async (ctx: RequestContext<{ kind: 'key' }>): Promise<Reply> => {
+  const serve = async (ctx: RequestContext<{ kind: 'key'; oauth: true }>): Promise<Reply> => {
     const request = new Request(`${options.baseUrl}${ctx.path}`, {
       method: ctx.method === 'HEAD' ? 'GET' : ctx.method,
       headers: ctx.headers,
@@ -53,7 +54,7 @@ export function mcpRoutes(endpoint: McpHttpEndpoint, options: McpRouteOptions): 
     defineRoute({
       method: 'POST',
       path: MCP_PATH,
-      auth: { kind: 'key' },
+      auth: { kind: 'key', oauth: true },
       summary: 'MCP Streamable HTTP: a JSON-RPC message',
       body: Type.Object({}, { additionalProperties: true }),
       challenge,
@@ -63,7 +64,7 @@ export function mcpRoutes(endpoint: McpHttpEndpoint, options: McpRouteOptions): 
     defineRoute({
       method: 'GET',
       path: MCP_PATH,
-      auth: { kind: 'key' },
+      auth: { kind: 'key', oauth: true },
       summary: "MCP Streamable HTTP: the session's event stream",
       challenge,
       responses,
@@ -72,7 +73,7 @@ export function mcpRoutes(endpoint: McpHttpEndpoint, options: McpRouteOptions): 
     defineRoute({
       method: 'DELETE',
       path: MCP_PATH,
-      auth: { kind: 'key' },
+      auth: { kind: 'key', oauth: true },
       summary: 'MCP Streamable HTTP: end the session',
       challenge,
       responses,
@@ -86,12 +87,15 @@ export function mcpRoutes(endpoint: McpHttpEndpoint, options: McpRouteOptions): 
 
 /**
  * `/.well-known/oauth-protected-resource/api/mcp` (RFC 9728): what `/api/mcp` is and how to send credentials
- * to it. API keys go in `Authorization: Bearer`.
+ * to it. API keys and OAuth access tokens go in `Authorization: Bearer`.
  */
 function protectedResourceRoute(baseUrl: string, path: string): RouteDefinition {
   const body = new JsonText(
     JSON.stringify({
       resource: `${baseUrl}${MCP_PATH}`,
+      // The service is its own authorization server (CONTRACT §10): OAuth clients start there.
+      authorization_servers: [baseUrl],
+      scopes_supported: [...SCOPES],
       bearer_methods_supported: ['header'],
       resource_name: 'MediaForge MCP server',
       resource_documentation: `${baseUrl}/api/v1/openapi.json`,

@@ -1,0 +1,136 @@
+import { createHash } from 'node:crypto';
+import { RawText, type Reply, type RequestContext } from './route.ts';
+
+// The plain server-rendered pages of accounts and OAuth consent (CONTRACT §10, §11): escaped text, one
+// stylesheet whose hash the Content-Security-Policy allows (no inline script anywhere), never framed, never
+// cached. The dashboard issue restyles them.
+
+/** Escapes text for HTML element content and quoted attribute values. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (char) => ESCAPES[char]!);
+}
+const ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
+
+/** Marks HTML built from escaped parts, so `html` templates insert it as it is. */
+export class Html {
+  constructor(readonly markup: string) {}
+}
+
+/** A template tag: every interpolated value is escaped unless it is `Html` (or an array of them). */
+export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
+  let out = strings[0]!;
+  values.forEach((value, index) => {
+    out += render(value) + strings[index + 1]!;
+  });
+  return new Html(out);
+}
+function render(value: unknown): string {
+  if (value instanceof Html) return value.markup;
+  if (Array.isArray(value)) return value.map(render).join('');
+  if (value === undefined || value === null || value === false) return '';
+  return escapeHtml(String(value));
+}
+
+const STYLE = `body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f6f7f9;color:#1b1f24}
+main{max-width:28rem;margin:3rem auto;padding:2rem;background:#fff;border-radius:8px;box-shadow:0 1px 3px #0002}
+h1{font-size:1.4rem;margin-top:0}label{display:block;margin:.75rem 0 .25rem}
+input[type=email],input[type=password]{width:100%;box-sizing:border-box;padding:.5rem;font:inherit}
+button{margin:1rem .5rem 0 0;padding:.5rem 1rem;font:inherit;cursor:pointer}
+fieldset{border:1px solid #ccd;border-radius:6px}.check{display:flex;gap:.5rem;align-items:center;margin:.25rem 0}
+.check label{margin:0}.error{color:#a4000f}.muted{color:#57606a;font-size:.9rem}
+@media (max-width:30rem){main{margin:0;border-radius:0}}`;
+const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
+
+/**
+ * A whole page. `formTargets` are origins a form on it may end up at after a redirect (the consent page's
+ * client), which CSP's `form-action` must name as well as our own.
+ */
+export function page(
+  status: number,
+  title: string,
+  body: Html,
+  options: { formTargets?: string[]; headers?: Record<string, string> } = {},
+): Reply {
+  const formAction = ["'self'", ...(options.formTargets ?? [])].join(' ');
+  const document = html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="referrer" content="no-referrer" />
+        <title>${title} · MediaForge</title>
+        <style>
+          ${new Html(STYLE)}
+        </style>
+      </head>
+      <body>
+        <main>${body}</main>
+      </body>
+    </html>`;
+  return {
+    status,
+    body: new RawText(document.markup),
+    headers: {
+      'content-type': 'text/html; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-frame-options': 'DENY',
+      'x-content-type-options': 'nosniff',
+      'referrer-policy': 'no-referrer',
+      'content-security-policy': `default-src 'none'; style-src 'sha256-${STYLE_HASH}'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
+      ...options.headers,
+    },
+  };
+}
+
+/** A redirect after a form or to a page (303: the browser follows with a GET; 302 for OAuth's redirects). */
+export function seeOther(location: string, headers: Record<string, string> = {}, status = 303): Reply {
+  return {
+    status,
+    body: new RawText(''),
+    headers: {
+      location,
+      'content-type': 'text/plain; charset=utf-8',
+      'cache-control': 'no-store',
+      ...headers,
+    },
+  };
+}
+
+/** The value of one cookie of the request, or undefined. */
+export function cookieOf(ctx: Pick<RequestContext, 'headers'>, name: string): string | undefined {
+  for (const part of (ctx.headers.cookie ?? '').split(';')) {
+    const at = part.indexOf('=');
+    if (at > 0 && part.slice(0, at).trim() === name) return part.slice(at + 1).trim();
+  }
+  return undefined;
+}
+
+/** Form bodies of these pages are small; anything bigger is not a person filling in a form. */
+export const FORM_MAX_BYTES = 16 * 1024;
+export const FORM_TYPE = 'application/x-www-form-urlencoded';
+
+/**
+ * The request's form fields, or null when the body is not a form (routes take forms as an `upload` of
+ * FORM_TYPE, read here whole: at most the route's `maxBytes`).
+ */
+export async function formOf(ctx: Pick<RequestContext, 'upload'>): Promise<URLSearchParams | null> {
+  if (!ctx.upload) return null;
+  const chunks: Buffer[] = [];
+  for await (const chunk of ctx.upload.stream) chunks.push(chunk as Buffer);
+  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+}
+
+/**
+ * Whether a state-changing request may come from this browser page: an `Origin`, when sent, must be ours
+ * (a form posted from another site is refused; CSRF tokens are the second line).
+ */
+export function fromOwnOrigin(ctx: Pick<RequestContext, 'headers'>, ownOrigin: string): boolean {
+  const origin = ctx.headers.origin;
+  return origin === undefined || origin === ownOrigin;
+}

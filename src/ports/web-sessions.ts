@@ -1,0 +1,19 @@
+/** A signed-in browser (CONTRACT §11). The cookie's secret is never stored: `id` is its SHA-256. */
+export interface WebSessionRecord {
+  id: string;
+  user_id: string;
+  /** Sent back in every state-changing form of this session (and, later, the session API's header). */
+  csrf_token: string;
+  created_at: Date;
+  expires_at: Date;
+}
+
+/** Browser sessions storage (port): in MongoDB, so sessions survive restarts and work on every node. */
+export interface WebSessionsRepository {
+  create(session: WebSessionRecord): Promise<void>;
+  /** The session, or null when there is none with this hash (expired ones are the caller's to refuse). */
+  get(id: string): Promise<WebSessionRecord | null>;
+  delete(id: string): Promise<void>;
+  /** Deletes every session of the user (sign-out everywhere). */
+  deleteForUser(userId: string): Promise<void>;
+}

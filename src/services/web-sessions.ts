@@ -1,0 +1,108 @@
+import { randomBase62 } from '../domain/ids.ts';
+import { generateSecret, hashSecret, secretsEqual } from '../domain/api-key.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { UsersRepository, UserRecord } from '../ports/users-repository.ts';
+import type { UserCredentialsRepository } from '../ports/user-credentials.ts';
+import type { WebSessionRecord, WebSessionsRepository } from '../ports/web-sessions.ts';
+import { hashPassword, verifyPassword } from './passwords.ts';
+import type { SignInThrottle } from './sign-in-throttle.ts';
+
+// Browser sessions (CONTRACT §11): email + password → a session kept in MongoDB, named by a random cookie
+// whose hash is the session's id. Signing out everywhere ends every session of the user and, through
+// `onSignOutEverywhere`, every OAuth grant.
+
+export const SESSION_PREFIX = 'mfs_';
+export const SESSION_TTL_MS = 14 * 24 * 3600_000;
+const SESSION_COOKIE = /^mfs_[0-9A-Za-z]{43}$/;
+
+/** A session as the pages see it. */
+export interface SignedIn {
+  session: WebSessionRecord;
+  user: UserRecord;
+}
+
+export type SignInOutcome =
+  | { kind: 'signed_in'; cookie: string; session: WebSessionRecord }
+  | { kind: 'invalid' }
+  /** The address already has an attempt under way. */
+  | { kind: 'busy' };
+
+export interface WebSessions {
+  signIn(email: string, password: string, address: string): Promise<SignInOutcome>;
+  /** The signed-in user behind a cookie value, or null (unknown, expired, malformed, user gone). */
+  resolve(cookie: string | undefined): Promise<SignedIn | null>;
+  /** Whether the token is this session's CSRF token (constant time). */
+  csrfMatches(session: WebSessionRecord, token: string | undefined): boolean;
+  signOut(session: WebSessionRecord): Promise<void>;
+  signOutEverywhere(userId: string): Promise<void>;
+}
+
+export function createWebSessions(deps: {
+  users: UsersRepository;
+  credentials: UserCredentialsRepository;
+  sessions: WebSessionsRepository;
+  throttle: SignInThrottle;
+  clock: Clock;
+  /** Also ends what the sessions authorised (OAuth grants). */
+  onSignOutEverywhere: (userId: string) => Promise<void>;
+  /** Waits before a throttled attempt is checked (a test seam; setTimeout by default). */
+  sleep?: (ms: number) => Promise<void>;
+}): WebSessions {
+  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  // Checked when an email has no password, so an unknown email costs what a wrong password costs.
+  let decoy: Promise<string> | undefined;
+
+  async function passwordMatches(email: string, password: string): Promise<UserRecord | null> {
+    const user = await deps.users.findByEmail(email);
+    const stored = user ? await deps.credentials.passwordHash(user.id) : null;
+    const matches = await verifyPassword(
+      password,
+      stored ?? (await (decoy ??= hashPassword(randomBase62(20)))),
+    );
+    return user && stored && matches ? user : null;
+  }
+
+  return {
+    async signIn(email, password, address) {
+      const account = email.trim().toLowerCase();
+      const attempt = deps.throttle.begin(address, account);
+      if (attempt === 'busy') return { kind: 'busy' };
+      let user: UserRecord | null = null;
+      try {
+        if (attempt.delayMs > 0) await sleep(attempt.delayMs);
+        user = await passwordMatches(account, password);
+      } finally {
+        deps.throttle.end(address, account, user !== null);
+      }
+      if (!user) return { kind: 'invalid' };
+      const { secret, hash } = generateSecret(SESSION_PREFIX);
+      const now = deps.clock.now();
+      const session: WebSessionRecord = {
+        id: hash,
+        user_id: user.id,
+        csrf_token: randomBase62(32),
+        created_at: new Date(now),
+        expires_at: new Date(now + SESSION_TTL_MS),
+      };
+      await deps.sessions.create(session);
+      return { kind: 'signed_in', cookie: secret, session };
+    },
+
+    async resolve(cookie) {
+      if (!cookie || !SESSION_COOKIE.test(cookie)) return null;
+      const session = await deps.sessions.get(hashSecret(cookie));
+      if (!session || session.expires_at.getTime() <= deps.clock.now()) return null;
+      const user = await deps.users.get(session.user_id);
+      return user ? { session, user } : null;
+    },
+
+    csrfMatches: (session, token) => token !== undefined && secretsEqual(session.csrf_token, token),
+
+    signOut: (session) => deps.sessions.delete(session.id),
+
+    async signOutEverywhere(userId) {
+      await deps.sessions.deleteForUser(userId);
+      await deps.onSignOutEverywhere(userId);
+    },
+  };
+}

@@ -1,0 +1,204 @@
+// Sign-in (CONTRACT §11): growing delays per address and per account that never lock an owner out, one
+// attempt at a time per address, sessions named by a hashed cookie, and the pages' escaping and redirects.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  FAILURE_WINDOW_MS,
+  SIGN_IN_DELAYS,
+  createSignInThrottle,
+  delayAfter,
+} from '../../src/services/sign-in-throttle.ts';
+import { createWebSessions, SESSION_TTL_MS } from '../../src/services/web-sessions.ts';
+import { hashPassword } from '../../src/services/passwords.ts';
+import { hashSecret } from '../../src/domain/api-key.ts';
+import type { WebSessionRecord } from '../../src/ports/web-sessions.ts';
+import type { UserRecord } from '../../src/ports/users-repository.ts';
+import { escapeHtml, html, cookieOf } from '../../src/http/html.ts';
+import { localPath } from '../../src/http/routes/sign-in.ts';
+
+describe('sign-in delays', () => {
+  it('grow from the first failure past the free ones, doubling up to a cap', () => {
+    const { address, account } = SIGN_IN_DELAYS;
+    assert.deepEqual(
+      [0, 1, 2, 3, 4, 5, 6, 20].map((n) => delayAfter(n, address)),
+      [0, 0, 0, 500, 1000, 2000, 4000, 30_000],
+    );
+    assert.deepEqual(
+      [4, 5, 6, 7, 8, 100].map((n) => delayAfter(n, account)),
+      [0, 500, 1000, 2000, 4000, 5000],
+    );
+  });
+
+  it('count per address and per account, the larger delay applying; success forgets both', () => {
+    let now = 0;
+    const throttle = createSignInThrottle(() => now);
+    const attempt = (address: string, account: string, ok: boolean) => {
+      const started = throttle.begin(address, account);
+      assert.notEqual(started, 'busy');
+      throttle.end(address, account, ok);
+      return started === 'busy' ? -1 : started.delayMs;
+    };
+    for (let i = 0; i < 3; i++) assert.equal(attempt('1.1.1.1', 'a@x', false), 0);
+    assert.equal(attempt('1.1.1.1', 'b@x', false), 500, 'the address is slowed whatever the account');
+    // The account has 1 failure from 1.1.1.1 (a@x 3 + b@x …): spread over addresses, the account curve applies.
+    for (let i = 0; i < 5; i++) attempt(`2.0.0.${i}`, 'c@x', false);
+    assert.equal(attempt('3.3.3.3', 'c@x', true), 500, 'a fresh address waits for the attacked account…');
+    assert.equal(attempt('4.4.4.4', 'c@x', true), 0, '…until its owner signs in');
+    now += FAILURE_WINDOW_MS;
+    assert.equal(attempt('1.1.1.1', 'a@x', false), 0, 'old failures are forgotten');
+  });
+
+  it('never stops an account for longer than its cap, whatever a stranger does', () => {
+    const throttle = createSignInThrottle(() => 0);
+    for (let i = 0; i < 1000; i++) {
+      throttle.begin(`10.0.${i >> 8}.${i & 255}`, 'victim@x');
+      throttle.end(`10.0.${i >> 8}.${i & 255}`, 'victim@x', false);
+    }
+    const owner = throttle.begin('192.0.2.1', 'victim@x');
+    assert.deepEqual(owner, { delayMs: SIGN_IN_DELAYS.account.maxMs });
+  });
+
+  it('allows one attempt at a time per address', () => {
+    const throttle = createSignInThrottle(() => 0);
+    assert.notEqual(throttle.begin('1.1.1.1', 'a@x'), 'busy');
+    assert.equal(throttle.begin('1.1.1.1', 'b@x'), 'busy');
+    assert.notEqual(throttle.begin('2.2.2.2', 'a@x'), 'busy', 'other addresses go on');
+    throttle.end('1.1.1.1', 'a@x', false);
+    assert.notEqual(throttle.begin('1.1.1.1', 'a@x'), 'busy');
+  });
+
+  it('sweeps entries older than the window', () => {
+    let now = 0;
+    const throttle = createSignInThrottle(() => now);
+    for (let i = 0; i < 4; i++) {
+      throttle.begin('1.1.1.1', 'a@x');
+      throttle.end('1.1.1.1', 'a@x', false);
+    }
+    now += FAILURE_WINDOW_MS + 1;
+    throttle.sweep();
+    now -= FAILURE_WINDOW_MS; // even read back in time, the swept failures are gone
+    assert.deepEqual(throttle.begin('1.1.1.1', 'a@x'), { delayMs: 0 });
+  });
+});
+
+describe('web sessions', () => {
+  async function harness() {
+    const user: UserRecord = { id: 'usr_1', email: 'ada@example.com', credits: 0, created_at: new Date(0) };
+    const hash = await hashPassword('a good long password');
+    const stored = new Map<string, WebSessionRecord>();
+    const slept: number[] = [];
+    const everywhere: string[] = [];
+    let now = 1_000_000;
+    const sessions = createWebSessions({
+      users: {
+        create: async () => 'created',
+        get: async (id) => (id === user.id ? user : null),
+        findByEmail: async (email) => (email === user.email ? user : null),
+        list: async () => [user],
+      },
+      credentials: {
+        setPasswordHash: async () => undefined,
+        passwordHash: async (id) => (id === user.id ? hash : null),
+      },
+      sessions: {
+        create: async (session) => void stored.set(session.id, session),
+        get: async (id) => stored.get(id) ?? null,
+        delete: async (id) => void stored.delete(id),
+        deleteForUser: async (id) => {
+          for (const [key, session] of stored) if (session.user_id === id) stored.delete(key);
+        },
+      },
+      throttle: createSignInThrottle(() => now),
+      clock: { now: () => now },
+      onSignOutEverywhere: async (id) => void everywhere.push(id),
+      sleep: async (ms) => void slept.push(ms),
+    });
+    return { sessions, stored, slept, everywhere, advance: (ms: number) => (now += ms) };
+  }
+
+  it('signs in with the right password only; stores the cookie hashed; expires after its lifetime', async () => {
+    const h = await harness();
+    assert.deepEqual(await h.sessions.signIn('ada@example.com', 'wrong password!', '1.1.1.1'), {
+      kind: 'invalid',
+    });
+    assert.deepEqual(await h.sessions.signIn('nobody@example.com', 'a good long password', '1.1.1.1'), {
+      kind: 'invalid',
+    });
+    const outcome = await h.sessions.signIn(' Ada@Example.com ', 'a good long password', '1.1.1.1');
+    assert.equal(outcome.kind, 'signed_in');
+    const { cookie } = outcome as { cookie: string };
+    assert.match(cookie, /^mfs_[0-9A-Za-z]{43}$/);
+    assert.deepEqual([...h.stored.keys()], [hashSecret(cookie)]);
+    const current = await h.sessions.resolve(cookie);
+    assert.equal(current?.user.id, 'usr_1');
+    assert.equal(h.sessions.csrfMatches(current!.session, current!.session.csrf_token), true);
+    assert.equal(h.sessions.csrfMatches(current!.session, 'forged'), false);
+    assert.equal(h.sessions.csrfMatches(current!.session, undefined), false);
+    assert.equal(await h.sessions.resolve(`${cookie}x`), null);
+    assert.equal(await h.sessions.resolve(undefined), null);
+    h.advance(SESSION_TTL_MS);
+    assert.equal(await h.sessions.resolve(cookie), null);
+  });
+
+  it('waits the growing delay before checking, and still lets the right password in', async () => {
+    const h = await harness();
+    for (let i = 0; i < 6; i++) await h.sessions.signIn('ada@example.com', 'guess number ' + i, '6.6.6.6');
+    assert.deepEqual(h.slept, [500, 1000, 2000]);
+    const owner = await h.sessions.signIn('ada@example.com', 'a good long password', '7.7.7.7');
+    assert.equal(owner.kind, 'signed_in');
+    assert.equal(h.slept.at(-1), 1000, 'the account curve (6 failures) applied to the owner’s fresh address');
+  });
+
+  it('signs out one session, or every session and what they authorised', async () => {
+    const h = await harness();
+    const first = (await h.sessions.signIn('ada@example.com', 'a good long password', '1.1.1.1')) as {
+      cookie: string;
+    };
+    const second = (await h.sessions.signIn('ada@example.com', 'a good long password', '1.1.1.1')) as {
+      cookie: string;
+    };
+    await h.sessions.signOut((await h.sessions.resolve(first.cookie))!.session);
+    assert.equal(await h.sessions.resolve(first.cookie), null);
+    assert.ok(await h.sessions.resolve(second.cookie));
+    await h.sessions.signOutEverywhere('usr_1');
+    assert.equal(await h.sessions.resolve(second.cookie), null);
+    assert.deepEqual(h.everywhere, ['usr_1']);
+  });
+});
+
+describe('pages', () => {
+  it('escape every interpolated value unless it is markup built the same way', () => {
+    assert.equal(
+      escapeHtml(`<img src=x onerror="a('b')">&`),
+      '&lt;img src=x onerror=&quot;a(&#39;b&#39;)&quot;&gt;&amp;',
+    );
+    const inner = html`<b>${'<i>'}</b>`;
+    assert.equal(
+      html`<p title="${'"x'}">${inner}${['<', html`<em>e</em>`]}${undefined}</p>`.markup,
+      '<p title="&quot;x"><b>&lt;i&gt;</b>&lt;<em>e</em></p>',
+    );
+  });
+
+  it('follow `next` only to a local path', () => {
+    assert.equal(localPath('/oauth/authorize?client_id=x'), '/oauth/authorize?client_id=x');
+    for (const next of [
+      '//evil.example',
+      'https://evil.example',
+      '/\\evil.example',
+      'evil',
+      '',
+      null,
+      '/a\nb',
+    ]) {
+      assert.equal(localPath(next), '/account', String(next));
+    }
+  });
+
+  it('read one cookie among several', () => {
+    const ctx = { headers: { cookie: 'a=1; mf_session=mfs_abc; b=2=3' } };
+    assert.equal(cookieOf(ctx, 'mf_session'), 'mfs_abc');
+    assert.equal(cookieOf(ctx, 'b'), '2=3');
+    assert.equal(cookieOf(ctx, 'missing'), undefined);
+    assert.equal(cookieOf({ headers: {} }, 'a'), undefined);
+  });
+});

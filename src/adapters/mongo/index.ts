@@ -4,6 +4,7 @@ export * from './audit-sink.ts';
 export * from './connect.ts';
 export * from './credit-ledger.ts';
 export * from './event-history.ts';
+export * from './id-docs.ts';
 export * from './jobs.ts';
 export * from './jongodb-serial.ts';
 export * from './mcp-sessions.ts';

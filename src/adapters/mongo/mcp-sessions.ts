@@ -1,22 +1,16 @@
 import type { Db } from 'mongodb';
 import type { McpSessionRecord, McpSessionsRepository } from '../../ports/mcp-sessions.ts';
-
-type SessionDoc = Omit<McpSessionRecord, 'id'> & { _id: string };
+import { fromIdDoc, toIdDoc, type IdDoc } from './id-docs.ts';
 
 /** MCP sessions in the `mcp_sessions` collection, one document per session. */
 export async function createMongoMcpSessions(db: Db): Promise<McpSessionsRepository> {
-  const sessions = db.collection<SessionDoc>('mcp_sessions');
+  const sessions = db.collection<IdDoc<McpSessionRecord>>('mcp_sessions');
   await sessions.createIndexes([{ key: { last_seen_at: 1 }, name: 'by_last_seen' }]);
   return {
-    async create({ id, ...rest }) {
-      await sessions.insertOne({ _id: id, ...rest });
+    async create(session) {
+      await sessions.insertOne(toIdDoc(session));
     },
-    async get(id) {
-      const doc = await sessions.findOne({ _id: id });
-      if (!doc) return null;
-      const { _id, ...rest } = doc;
-      return { id: _id, ...rest };
-    },
+    get: async (id) => fromIdDoc(await sessions.findOne({ _id: id })),
     async touch(id, at) {
       await sessions.updateOne({ _id: id, last_seen_at: { $lt: at } }, { $set: { last_seen_at: at } });
     },

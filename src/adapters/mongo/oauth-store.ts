@@ -7,14 +7,7 @@ import type {
   OAuthTokenRecord,
 } from '../../ports/oauth-store.ts';
 
-type Doc<T extends { id: string }> = Omit<T, 'id'> & { _id: string };
-
-const toDoc = <T extends { id: string }>({ id, ...rest }: T): Doc<T> => ({ _id: id, ...rest }) as Doc<T>;
-const fromDoc = <T extends { id: string }>(doc: Doc<T> | null): T | null => {
-  if (!doc) return null;
-  const { _id, ...rest } = doc;
-  return { id: _id, ...rest } as unknown as T;
-};
+import { fromIdDoc as fromDoc, toIdDoc as toDoc, type IdDoc as Doc } from './id-docs.ts';
 
 /**
  * The authorization server's records: `oauth_clients`, `oauth_codes`, `oauth_grants`, `oauth_tokens` (codes and

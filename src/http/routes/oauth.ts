@@ -124,6 +124,32 @@ export function oauthRoutes(options: OAuthRouteOptions): RouteDefinition[] {
   const toSignIn = (params: URLSearchParams) =>
     seeOther(`${SIGN_IN_PATH}?next=${encodeURIComponent(`${AUTHORIZE_PATH}?${params}`)}`);
 
+  /** A form-posting endpoint of OAuth clients: its JSON answer, or OAuth's error body. */
+  const formEndpoint = (
+    path: string,
+    summary: string,
+    responses: RouteDefinition['responses'],
+    answer: (fields: URLSearchParams) => Promise<unknown>,
+  ) =>
+    defineRoute({
+      method: 'POST',
+      path,
+      auth: { kind: 'none' },
+      summary,
+      tags,
+      upload: form,
+      responses,
+      async handle(ctx) {
+        try {
+          const fields = await formOf(ctx);
+          if (!fields) throw new OAuthError('invalid_request', `Send the request as ${FORM_TYPE}`);
+          return reply(200, await answer(fields), NO_STORE);
+        } catch (error) {
+          return oauthError(error);
+        }
+      },
+    });
+
   return [
     defineRoute({
       method: 'GET',
@@ -215,38 +241,20 @@ export function oauthRoutes(options: OAuthRouteOptions): RouteDefinition[] {
         return found(location);
       },
     }),
-    defineRoute({
-      method: 'POST',
-      path: '/oauth/token',
-      auth: { kind: 'none' },
-      summary: 'Token endpoint: authorization_code (with PKCE) and refresh_token grants',
-      tags,
-      upload: form,
-      responses: { 200: { description: 'Tokens' }, 400: { description: 'An OAuth error' } },
-      async handle(ctx) {
-        const fields = await formOf(ctx);
-        if (!fields) return oauthError(new OAuthError('invalid_request', `Send the request as ${FORM_TYPE}`));
-        try {
-          return reply(200, await oauth.token(fields), NO_STORE);
-        } catch (error) {
-          return oauthError(error);
-        }
-      },
-    }),
-    defineRoute({
-      method: 'POST',
-      path: '/oauth/revoke',
-      auth: { kind: 'none' },
-      summary: 'Token revocation (RFC 7009): a refresh token revokes its whole grant',
-      tags,
-      upload: form,
-      responses: { 200: { description: 'Revoked, or nothing to revoke' } },
-      async handle(ctx) {
-        const fields = await formOf(ctx);
-        if (!fields) return oauthError(new OAuthError('invalid_request', `Send the request as ${FORM_TYPE}`));
+    formEndpoint(
+      '/oauth/token',
+      'Token endpoint: authorization_code (with PKCE) and refresh_token grants',
+      { 200: { description: 'Tokens' }, 400: { description: 'An OAuth error' } },
+      (fields) => oauth.token(fields),
+    ),
+    formEndpoint(
+      '/oauth/revoke',
+      'Token revocation (RFC 7009): a refresh token revokes its whole grant',
+      { 200: { description: 'Revoked, or nothing to revoke' } },
+      async (fields) => {
         await oauth.revoke(fields);
-        return reply(200, {}, NO_STORE);
+        return {};
       },
-    }),
+    ),
   ];
 }

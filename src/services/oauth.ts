@@ -257,8 +257,11 @@ export function createOAuthServer(deps: {
 
     async register(body) {
       const uris = body.redirect_uris;
-      if (!Array.isArray(uris) || uris.length === 0 || !uris.every((uri) => typeof uri === 'string')) {
-        throw new OAuthError('invalid_redirect_uri', 'redirect_uris must be a non-empty array of URLs');
+      if (!Array.isArray(uris) || uris.length === 0) {
+        throw new OAuthError('invalid_client_metadata', 'redirect_uris must be a non-empty array of URLs');
+      }
+      if (!uris.every((uri) => typeof uri === 'string')) {
+        throw new OAuthError('invalid_redirect_uri', 'Every redirect URI must be a string');
       }
       if (uris.length > MAX_REDIRECT_URIS) {
         throw new OAuthError('invalid_client_metadata', `At most ${MAX_REDIRECT_URIS} redirect_uris`);

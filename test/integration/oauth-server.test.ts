@@ -116,7 +116,8 @@ describe('OAuth authorization server on MongoDB', () => {
     ]) {
       await rejects(oauth.register({ redirect_uris: [uri] }), 'invalid_redirect_uri');
     }
-    await rejects(oauth.register({}), 'invalid_redirect_uri');
+    await rejects(oauth.register({}), 'invalid_client_metadata');
+    await rejects(oauth.register({ redirect_uris: [] }), 'invalid_client_metadata');
     await rejects(oauth.register({ redirect_uris: [1] }), 'invalid_redirect_uri');
     const eleven = Array.from({ length: 11 }, (_, i) => `https://app.example/cb${i}`);
     await rejects(oauth.register({ redirect_uris: eleven }), 'invalid_client_metadata');

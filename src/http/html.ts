@@ -113,18 +113,6 @@ export function cookieOf(ctx: Pick<RequestContext, 'headers'>, name: string): st
 
 /** Form bodies of these pages are small; anything bigger is not a person filling in a form. */
 export const FORM_MAX_BYTES = 16 * 1024;
-export const FORM_TYPE = 'application/x-www-form-urlencoded';
-
-/**
- * The request's form fields, or null when the body is not a form (routes take forms as an `upload` of
- * FORM_TYPE, read here whole: at most the route's `maxBytes`).
- */
-export async function formOf(ctx: Pick<RequestContext, 'upload'>): Promise<URLSearchParams | null> {
-  if (!ctx.upload) return null;
-  const chunks: Buffer[] = [];
-  for await (const chunk of ctx.upload.stream) chunks.push(chunk as Buffer);
-  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
-}
 
 /**
  * Whether a state-changing request may come from this browser page: an `Origin`, when sent, must be ours

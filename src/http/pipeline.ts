@@ -14,6 +14,7 @@ import {
   type RequestHandler,
 } from './wire.ts';
 import {
+  FORM_TYPE,
   RawText,
   type HttpMethod,
   type Reply,
@@ -89,6 +90,7 @@ class Exchange implements RequestContext {
   body: unknown = undefined;
   resource: unknown = undefined;
   upload: UploadBody | undefined = undefined;
+  form: URLSearchParams | null | undefined = undefined;
   private readonly started = performance.now();
   private limit: WindowDecision | undefined;
   private match: RouteMatch | undefined;
@@ -208,6 +210,7 @@ class Exchange implements RequestContext {
     const { params, query } = input.paramsAndQuery(match.params, this.request.rawQuery);
     this.params = params;
     this.query = query;
+    if (route.form) return this.withForm(route, route.form.maxBytes);
     if (!input.hasBody && !route.resource && !route.upload) return route.handle(this);
     return this.withBody(route, input);
   }
@@ -249,6 +252,24 @@ class Exchange implements RequestContext {
       if ('error' in parsed) throw parsed.error;
       this.body = input.checkBody(parsed.value);
     }
+    return route.handle(this);
+  }
+
+  /**
+   * A form route: its fields when the body is a form of at most `maxBytes`, null otherwise. Nothing is refused
+   * here, so the route decides the answer (its `Origin` check first, then a page or an OAuth error).
+   */
+  private async withForm(route: RouteDefinition, maxBytes: number): Promise<Reply> {
+    if (mediaTypeOf(this.headers['content-type'], [FORM_TYPE])) {
+      try {
+        const chunks: Buffer[] = [];
+        for await (const chunk of this.request.bodyStream(maxBytes)) chunks.push(chunk as Buffer);
+        this.form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+      } catch (error) {
+        if (!(error instanceof AppError && error.code === 'payload_too_large')) throw error;
+        this.form = null;
+      }
+    } else this.form = null;
     return route.handle(this);
   }
 

@@ -49,6 +49,11 @@ export interface RequestContext<
   resource: R;
   /** Set when a route with `upload` received a raw media body (then `body` is undefined). */
   upload: UploadBody | undefined;
+  /**
+   * A route with `form`: the fields of an `application/x-www-form-urlencoded` body, or null for any other body
+   * (another type, too large, none) — which the route answers in its own way (a page, an OAuth error).
+   */
+  form: URLSearchParams | null | undefined;
 }
 
 /** What a handler answers. */
@@ -100,6 +105,8 @@ export interface RouteDefinition<
    * is handed over as `ctx.upload` (a stream of at most `maxBytes`) instead of being parsed.
    */
   upload?: { contentTypes: readonly string[]; maxBytes: number };
+  /** Takes a form body of at most `maxBytes` as `ctx.form` (the account pages and OAuth endpoints). */
+  form?: { maxBytes: number };
   responses: Record<number, ResponseSpec>;
   /** The `WWW-Authenticate` header of its 401 answers (RFC 6750; MCP's points at the resource metadata). */
   challenge?: string;
@@ -116,6 +123,9 @@ export function defineRoute<
 >(route: RouteDefinition<A, P, Q, B, R>): RouteDefinition {
   return route as unknown as RouteDefinition;
 }
+
+/** The media type of HTML forms' bodies (routes with `form`). */
+export const FORM_TYPE = 'application/x-www-form-urlencoded';
 
 /** A body already serialised, written as it is; its `content-type` comes from the reply's headers. */
 export class RawText {

@@ -4,8 +4,8 @@ import { RollingWindowLimiter } from '../../domain/rolling-window.ts';
 import { DEFAULT_SCOPE, SCOPES } from '../../domain/scopes.ts';
 import { OAuthError, type AuthorizationRequest, type OAuthServer } from '../../services/oauth.ts';
 import type { SignedIn } from '../../services/web-sessions.ts';
-import { JsonText, defineRoute, reply, type Reply, type RouteDefinition } from '../route.ts';
-import { FORM_MAX_BYTES, FORM_TYPE, formOf, fromOwnOrigin, html, page, seeOther } from '../html.ts';
+import { FORM_TYPE, JsonText, defineRoute, reply, type Reply, type RouteDefinition } from '../route.ts';
+import { FORM_MAX_BYTES, fromOwnOrigin, html, page, seeOther } from '../html.ts';
 import { SIGN_IN_PATH, forbiddenPage, ownOrigin, signedIn, type BrowserSessions } from './sign-in.ts';
 
 // The OAuth 2.1 authorization server's HTTP face (CONTRACT §10): RFC 8414 metadata, RFC 7591 registration,
@@ -119,7 +119,7 @@ export function oauthRoutes(options: OAuthRouteOptions): RouteDefinition[] {
   const origin = ownOrigin(options);
   const metadata = new JsonText(JSON.stringify(oauth.metadata()));
   const registrations = new RollingWindowLimiter(options.registrationsPerMinute, options.now);
-  const form = { contentTypes: [FORM_TYPE], maxBytes: FORM_MAX_BYTES } as const;
+  const form = { maxBytes: FORM_MAX_BYTES };
   const tags = ['oauth'];
   const toSignIn = (params: URLSearchParams) =>
     seeOther(`${SIGN_IN_PATH}?next=${encodeURIComponent(`${AUTHORIZE_PATH}?${params}`)}`);
@@ -137,11 +137,11 @@ export function oauthRoutes(options: OAuthRouteOptions): RouteDefinition[] {
       auth: { kind: 'none' },
       summary,
       tags,
-      upload: form,
+      form,
       responses,
       async handle(ctx) {
         try {
-          const fields = await formOf(ctx);
+          const fields = ctx.form;
           if (!fields) throw new OAuthError('invalid_request', `Send the request as ${FORM_TYPE}`);
           return reply(200, await answer(fields), NO_STORE);
         } catch (error) {
@@ -217,11 +217,11 @@ export function oauthRoutes(options: OAuthRouteOptions): RouteDefinition[] {
       summary:
         "The consent page's answer: a code (allow) or access_denied, sent to the client's redirect URI",
       tags,
-      upload: form,
+      form,
       responses: { 302: { description: 'Back to the client' }, 403: { description: 'Refused' } },
       async handle(ctx) {
         if (!fromOwnOrigin(ctx, origin)) return forbiddenPage();
-        const fields = await formOf(ctx);
+        const fields = ctx.form;
         if (!fields) return invalidRequestPage('The consent form was not sent as a form.');
         const params = authorizeParameters(fields);
         const current = await signedIn(options, ctx);

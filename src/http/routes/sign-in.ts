@@ -2,17 +2,7 @@ import Type from 'typebox';
 import { PASSWORD_MAX_LENGTH } from '../../domain/password-rules.ts';
 import { SESSION_TTL_MS, type SignedIn, type WebSessions } from '../../services/web-sessions.ts';
 import { defineRoute, type RequestContext, type RouteDefinition } from '../route.ts';
-import {
-  FORM_MAX_BYTES,
-  FORM_TYPE,
-  cookieOf,
-  formOf,
-  fromOwnOrigin,
-  html,
-  page,
-  seeOther,
-  type Html,
-} from '../html.ts';
+import { FORM_MAX_BYTES, cookieOf, fromOwnOrigin, html, page, seeOther, type Html } from '../html.ts';
 
 // Sign-in, the account page and sign-out (CONTRACT §11) as plain server-rendered pages. Forms carry the
 // session's CSRF token and must come from our own origin; the session cookie is HttpOnly and SameSite=Lax.
@@ -124,7 +114,7 @@ export function signInRoutes(browser: BrowserSessions): RouteDefinition[] {
   const sessionCookie = (value: string, maxAgeSeconds: number) =>
     `${SESSION_COOKIE}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secure}`;
   const signedOut = () => seeOther(SIGN_IN_PATH, { 'set-cookie': sessionCookie('', 0) });
-  const form = { contentTypes: [FORM_TYPE], maxBytes: FORM_MAX_BYTES } as const;
+  const form = { maxBytes: FORM_MAX_BYTES };
   const htmlResponses = { 200: { description: 'An HTML page' }, 303: { description: 'A redirect' } };
 
   /** Sign-out and sign-out everywhere: same checks, different reach. */
@@ -135,11 +125,11 @@ export function signInRoutes(browser: BrowserSessions): RouteDefinition[] {
       auth: { kind: 'none' },
       summary,
       tags: ['accounts'],
-      upload: form,
+      form,
       responses: { 303: { description: 'Signed out: to the sign-in page' }, 403: { description: 'Refused' } },
       async handle(ctx) {
         if (!fromOwnOrigin(ctx, origin)) return forbiddenPage();
-        const fields = await formOf(ctx);
+        const fields = ctx.form;
         const current = await signedIn(browser, ctx);
         if (!current) return signedOut();
         if (!sessions.csrfMatches(current.session, fields?.get('csrf_token') ?? undefined))
@@ -174,7 +164,7 @@ export function signInRoutes(browser: BrowserSessions): RouteDefinition[] {
       auth: { kind: 'none' },
       summary: 'Signs in with email and password (a form); sets the session cookie',
       tags: ['accounts'],
-      upload: form,
+      form,
       responses: {
         ...htmlResponses,
         401: { description: 'Wrong credentials' },
@@ -182,7 +172,7 @@ export function signInRoutes(browser: BrowserSessions): RouteDefinition[] {
       },
       async handle(ctx) {
         if (!fromOwnOrigin(ctx, origin)) return forbiddenPage();
-        const fields = await formOf(ctx);
+        const fields = ctx.form;
         const next = localPath(fields?.get('next'));
         const email = fields?.get('email')?.trim() ?? '';
         const password = fields?.get('password') ?? '';

@@ -118,6 +118,7 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
         auth: accounts.auth,
         keyLimiter: accounts.keyLimiter,
         authFailureLimiter: accounts.authFailureLimiter,
+        sessions: accounts.sessionGuard,
         audit: platform.audit,
         log,
         trustProxy: config.trustProxy,

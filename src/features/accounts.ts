@@ -9,6 +9,9 @@ import { createOAuthServer, type OAuthServer } from '../services/oauth.ts';
 import { adminRoutes } from '../http/routes/admin.ts';
 import { accountRoute } from '../http/routes/public.ts';
 import { signInRoutes } from '../http/routes/sign-in.ts';
+import { dashboardRoutes } from '../http/routes/dashboard.ts';
+import { createSessionGuard } from '../http/session-guard.ts';
+import type { SessionGuard } from '../http/pipeline.ts';
 import { oauthRoutes } from '../http/routes/oauth.ts';
 import { MCP_PATH } from '../http/routes/mcp.ts';
 import type { Feature } from './feature.ts';
@@ -22,6 +25,8 @@ export interface AccountsFeature extends Feature {
   auth: Authenticator;
   admin: AdminService;
   sessions: WebSessions;
+  /** Authenticates the session API's requests (the pipeline's session routes). */
+  sessionGuard: SessionGuard;
   oauth: OAuthServer;
   /** Per API key, RATE_LIMIT_PER_MINUTE. */
   keyLimiter: RollingWindowLimiter;
@@ -49,7 +54,6 @@ export function accountsFeature(
     resource: `${baseUrl}${MCP_PATH}`,
     accessTokenTtlMs: config.oauthAccessTokenTtlMs,
   });
-  const auth = createAuthenticator({ keys: repositories.keys, adminToken, clock, accessTokens: oauth });
   const throttle = createSignInThrottle(clock.now);
   const sessions = createWebSessions({
     users: repositories.users,
@@ -58,6 +62,13 @@ export function accountsFeature(
     throttle,
     clock,
     onSignOutEverywhere: (userId) => oauth.revokeUser(userId),
+  });
+  const auth = createAuthenticator({
+    keys: repositories.keys,
+    adminToken,
+    clock,
+    accessTokens: oauth,
+    sessionTokens: sessions,
   });
   const admin = createAdminService({
     users: repositories.users,
@@ -78,6 +89,7 @@ export function accountsFeature(
     auth,
     admin,
     sessions,
+    sessionGuard: createSessionGuard(sessions, baseUrl),
     oauth,
     keyLimiter,
     authFailureLimiter,
@@ -85,6 +97,7 @@ export function accountsFeature(
       accountRoute(repositories.users),
       ...adminRoutes(admin),
       ...signInRoutes({ sessions, baseUrl }),
+      ...dashboardRoutes({ admin, keys: repositories.keys, sessions }),
       ...oauthRoutes({
         sessions,
         baseUrl,

@@ -10,5 +10,6 @@ export * from './route-input.ts';
 export * from './route.ts';
 export * from './router.ts';
 export * from './server.ts';
+export * from './session-guard.ts';
 export * from './wire.ts';
 export * from './routes/index.ts';

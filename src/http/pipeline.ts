@@ -43,6 +43,13 @@ export interface PipelineDeps {
   trustProxy: boolean;
   /** Receives `mf_http_requests_total` and `mf_http_request_duration_seconds`. */
   metrics: MetricsRegistry;
+  /** Authenticates session routes (the dashboard's session API); without it they answer 401. */
+  sessions?: SessionGuard;
+}
+
+/** Resolves a browser's session for a session route: its principal, or 401/403 (CONTRACT §11). */
+export interface SessionGuard {
+  authenticate(headers: Record<string, string>, method: string): Promise<KeyPrincipal>;
 }
 
 /** The deps plus what the pipeline builds from them once. */
@@ -144,6 +151,12 @@ class Exchange implements RequestContext {
       return principal instanceof Promise
         ? principal.then((p) => this.authorise(p, guard))
         : this.authorise(principal, guard);
+    }
+    if (guard.kind === 'session') {
+      if (!this.deps.sessions) throw new AppError('unauthorized', 'Not signed in');
+      return this.deps.sessions
+        .authenticate(this.headers, this.request.method)
+        .then((principal) => this.authorise(principal, { kind: 'key' }));
     }
     if (guard.kind === 'admin') this.authenticate(guard);
     return this.handle();
@@ -341,6 +354,7 @@ function isJsonOrUntyped(header: string | undefined): boolean {
 
 function implicitAuth(path: string): RouteAuth {
   if (path === '/api/v1' || path.startsWith('/api/v1/')) return { kind: 'key' };
+  if (path === '/api/dashboard' || path.startsWith('/api/dashboard/')) return { kind: 'session' };
   if (path === '/api/admin' || path.startsWith('/api/admin/')) return { kind: 'admin' };
   return { kind: 'none' };
 }

@@ -12,10 +12,19 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
  * the service issued), the admin token, or anyone.
  */
 export type RouteAuth =
-  { kind: 'key'; scope?: Scope; oauth?: boolean } | { kind: 'admin' } | { kind: 'none' };
+  | { kind: 'key'; scope?: Scope; oauth?: boolean }
+  /** A signed-in browser: the session cookie; state changes also need its CSRF token and our Origin. */
+  | { kind: 'session' }
+  | { kind: 'admin' }
+  | { kind: 'none' };
 
-/** The caller a handler sees: the key's owner on API-key routes, nobody on admin and open routes. */
-export type PrincipalOf<A extends RouteAuth> = A extends { kind: 'key' } ? KeyPrincipal : null;
+/**
+ * The caller a handler sees: the key's owner on API-key routes, the session's user on session routes (with
+ * every scope, under the session's public id), nobody on admin and open routes.
+ */
+export type PrincipalOf<A extends RouteAuth> = A extends { kind: 'key' } | { kind: 'session' }
+  ? KeyPrincipal
+  : null;
 
 /**
  * Everything a handler may read about the request, copied out of uWebSockets.js before any await. `params`,

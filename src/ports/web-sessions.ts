@@ -8,7 +8,21 @@ export interface WebSessionRecord {
   expires_at: Date;
 }
 
-/** Browser sessions storage (port): in MongoDB, so sessions survive restarts and work on every node. */
+/**
+ * A short-lived bearer token a session hands its page for `/api/v1` and the events socket (CONTRACT §11).
+ * `id` is the token's SHA-256; it ends with its session.
+ */
+export interface SessionTokenRecord {
+  id: string;
+  session_id: string;
+  user_id: string;
+  expires_at: Date;
+}
+
+/**
+ * Browser sessions storage (port): in MongoDB, so sessions survive restarts and work on every node. Deleting
+ * sessions deletes their tokens.
+ */
 export interface WebSessionsRepository {
   create(session: WebSessionRecord): Promise<void>;
   /** The session, or null when there is none with this hash (expired ones are the caller's to refuse). */
@@ -16,4 +30,6 @@ export interface WebSessionsRepository {
   delete(id: string): Promise<void>;
   /** Deletes every session of the user (sign-out everywhere). */
   deleteForUser(userId: string): Promise<void>;
+  createToken(token: SessionTokenRecord): Promise<void>;
+  getToken(id: string): Promise<SessionTokenRecord | null>;
 }

@@ -1,6 +1,7 @@
 import { AppError } from '../domain/errors.ts';
 import { hashApiKey, isWellFormedApiKey, secretsEqual } from '../domain/api-key.ts';
 import { ACCESS_TOKEN_PREFIX } from '../domain/oauth.ts';
+import { SESSION_TOKEN_PREFIX } from './web-sessions.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { KeyPrincipal } from '../domain/principal.ts';
 import type { ApiKeysRepository } from '../ports/api-keys-repository.ts';
@@ -51,6 +52,8 @@ export function createAuthenticator(deps: {
   clock: Clock;
   /** OAuth access tokens (`mfat_`), for routes that take them (CONTRACT §10: `/api/mcp` only). */
   accessTokens?: { authenticate(token: string): Promise<KeyPrincipal | null> };
+  /** The dashboard's session tokens (`mfdt_`), which every key route takes (CONTRACT §11). */
+  sessionTokens?: { authenticateToken(token: string): Promise<KeyPrincipal | null> };
 }): Authenticator {
   const cache = new Map<string, CachedKey>();
   const lookups = new Map<string, Promise<KeyPrincipal | null>>();
@@ -88,6 +91,12 @@ export function createAuthenticator(deps: {
       const token = bearerToken(authorization);
       if (acceptsOAuth && deps.accessTokens && token.startsWith(ACCESS_TOKEN_PREFIX)) {
         return deps.accessTokens.authenticate(token).then((principal) => {
+          if (!principal) throw new AppError('unauthorized', INVALID_ACCESS_TOKEN);
+          return principal;
+        });
+      }
+      if (deps.sessionTokens && token.startsWith(SESSION_TOKEN_PREFIX)) {
+        return deps.sessionTokens.authenticateToken(token).then((principal) => {
           if (!principal) throw new AppError('unauthorized', INVALID_ACCESS_TOKEN);
           return principal;
         });

@@ -8,10 +8,15 @@ import {
   createSignInThrottle,
   delayAfter,
 } from '../../src/services/sign-in-throttle.ts';
-import { createWebSessions, SESSION_TTL_MS } from '../../src/services/web-sessions.ts';
+import {
+  createWebSessions,
+  sessionPrincipal,
+  SESSION_TOKEN_TTL_MS,
+  SESSION_TTL_MS,
+} from '../../src/services/web-sessions.ts';
 import { hashPassword } from '../../src/services/passwords.ts';
 import { hashSecret } from '../../src/domain/api-key.ts';
-import type { WebSessionRecord } from '../../src/ports/web-sessions.ts';
+import type { SessionTokenRecord, WebSessionRecord } from '../../src/ports/web-sessions.ts';
 import type { UserRecord } from '../../src/ports/users-repository.ts';
 import { escapeHtml, html, cookieOf } from '../../src/http/html.ts';
 import { localPath } from '../../src/http/routes/sign-in.ts';
@@ -86,6 +91,7 @@ describe('web sessions', () => {
     const user: UserRecord = { id: 'usr_1', email: 'ada@example.com', credits: 0, created_at: new Date(0) };
     const hash = await hashPassword('a good long password');
     const stored = new Map<string, WebSessionRecord>();
+    const tokens = new Map<string, SessionTokenRecord>();
     const slept: number[] = [];
     const everywhere: string[] = [];
     let now = 1_000_000;
@@ -103,17 +109,24 @@ describe('web sessions', () => {
       sessions: {
         create: async (session) => void stored.set(session.id, session),
         get: async (id) => stored.get(id) ?? null,
-        delete: async (id) => void stored.delete(id),
+        // Deleting sessions deletes their tokens (as the MongoDB adapter does).
+        delete: async (id) => {
+          stored.delete(id);
+          for (const [key, token] of tokens) if (token.session_id === id) tokens.delete(key);
+        },
         deleteForUser: async (id) => {
           for (const [key, session] of stored) if (session.user_id === id) stored.delete(key);
+          for (const [key, token] of tokens) if (token.user_id === id) tokens.delete(key);
         },
+        createToken: async (token) => void tokens.set(token.id, token),
+        getToken: async (id) => tokens.get(id) ?? null,
       },
       throttle: createSignInThrottle(() => now),
       clock: { now: () => now },
       onSignOutEverywhere: async (id) => void everywhere.push(id),
       sleep: async (ms) => void slept.push(ms),
     });
-    return { sessions, stored, slept, everywhere, advance: (ms: number) => (now += ms) };
+    return { sessions, stored, tokens, slept, everywhere, advance: (ms: number) => (now += ms) };
   }
 
   it('signs in with the right password only; stores the cookie hashed; expires after its lifetime', async () => {
@@ -163,6 +176,29 @@ describe('web sessions', () => {
     await h.sessions.signOutEverywhere('usr_1');
     assert.equal(await h.sessions.resolve(second.cookie), null);
     assert.deepEqual(h.everywhere, ['usr_1']);
+  });
+
+  it('hands the page bearer tokens that act as the user, live 15 minutes and end with the session', async () => {
+    const h = await harness();
+    const signedIn = (await h.sessions.signIn('ada@example.com', 'a good long password', '1.1.1.1')) as {
+      cookie: string;
+    };
+    const { session } = (await h.sessions.resolve(signedIn.cookie))!;
+    const issued = await h.sessions.issueToken(session);
+    assert.match(issued.token, /^mfdt_[0-9A-Za-z]{43}$/);
+    assert.ok(!JSON.stringify([...h.tokens.values()]).includes(issued.token), 'only its hash is stored');
+    const principal = await h.sessions.authenticateToken(issued.token);
+    assert.equal(principal?.userId, 'usr_1');
+    assert.equal(principal?.keyId, sessionPrincipal(session).keyId);
+    assert.match(principal!.keyId, /^ses_[0-9a-f]{20}$/);
+    assert.ok(!session.id.startsWith(signedIn.cookie) && principal!.keyId.length < session.id.length);
+    assert.equal(await h.sessions.authenticateToken(`${issued.token.slice(0, -1)}x`), null);
+    h.advance(SESSION_TOKEN_TTL_MS);
+    assert.equal(await h.sessions.authenticateToken(issued.token), null, 'expired');
+    const fresh = await h.sessions.issueToken(session);
+    assert.ok(await h.sessions.authenticateToken(fresh.token));
+    await h.sessions.signOut(session);
+    assert.equal(await h.sessions.authenticateToken(fresh.token), null, 'ended with its session');
   });
 });
 

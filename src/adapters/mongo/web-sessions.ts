@@ -1,11 +1,24 @@
 import type { Db } from 'mongodb';
-import type { WebSessionRecord, WebSessionsRepository } from '../../ports/web-sessions.ts';
+import type {
+  SessionTokenRecord,
+  WebSessionRecord,
+  WebSessionsRepository,
+} from '../../ports/web-sessions.ts';
 import { fromIdDoc, toIdDoc, type IdDoc } from './id-docs.ts';
 
-/** Browser sessions in the `web_sessions` collection; MongoDB's TTL monitor removes expired ones. */
+/**
+ * Browser sessions in `web_sessions` and their bearer tokens in `session_tokens`; MongoDB's TTL monitor removes
+ * expired ones.
+ */
 export async function createMongoWebSessions(db: Db): Promise<WebSessionsRepository> {
   const sessions = db.collection<IdDoc<WebSessionRecord>>('web_sessions');
   await sessions.createIndexes([
+    { key: { user_id: 1 }, name: 'by_user' },
+    { key: { expires_at: 1 }, name: 'expiry', expireAfterSeconds: 0 },
+  ]);
+  const tokens = db.collection<IdDoc<SessionTokenRecord>>('session_tokens');
+  await tokens.createIndexes([
+    { key: { session_id: 1 }, name: 'by_session' },
     { key: { user_id: 1 }, name: 'by_user' },
     { key: { expires_at: 1 }, name: 'expiry', expireAfterSeconds: 0 },
   ]);
@@ -16,9 +29,15 @@ export async function createMongoWebSessions(db: Db): Promise<WebSessionsReposit
     get: async (id) => fromIdDoc(await sessions.findOne({ _id: id })),
     async delete(id) {
       await sessions.deleteOne({ _id: id });
+      await tokens.deleteMany({ session_id: id });
     },
     async deleteForUser(userId) {
       await sessions.deleteMany({ user_id: userId });
+      await tokens.deleteMany({ user_id: userId });
     },
+    async createToken(token) {
+      await tokens.insertOne(toIdDoc(token));
+    },
+    getToken: async (id) => fromIdDoc(await tokens.findOne({ _id: id })),
   };
 }

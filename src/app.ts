@@ -12,6 +12,8 @@ import type { AdminService } from './services/admin.ts';
 import type { Feature } from './features/feature.ts';
 import { closeInReverse, startPlatform } from './features/platform.ts';
 import { accountsFeature } from './features/accounts.ts';
+import { dashboardFeature } from './features/dashboard.ts';
+import { randomBase62 } from './domain/ids.ts';
 import { webhooksFeature } from './features/webhooks.ts';
 import { jobsFeature } from './features/jobs.ts';
 import { metaFeature } from './features/meta.ts';
@@ -33,7 +35,7 @@ export interface StartedApp {
   /** Set when this process generated the admin token (embedded mode without ADMIN_TOKEN). */
   generatedAdminToken?: string;
   /** The demo account created in embedded mode. */
-  demo?: { userId: string; email: string; apiKey: string; credits: number };
+  demo?: { userId: string; email: string; apiKey: string; password: string; credits: number };
   stop(): Promise<void>;
 }
 
@@ -108,6 +110,7 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
         exports: exports.service,
       }),
     );
+    wired(dashboardFeature(platform));
     const router = new Router();
     wired(metaFeature(config, platform, () => router.routes));
     for (const route of features.flatMap((feature) => feature.routes)) router.add(route);
@@ -156,7 +159,10 @@ const DEMO_CREDITS = 100_000;
 async function createDemoAccount(admin: AdminService) {
   const { user } = await admin.createUser({ email: DEMO_EMAIL, credits: DEMO_CREDITS });
   const { api_key } = await admin.createKey(user.id, { name: 'demo', scopes: [...SCOPES] });
-  return { userId: user.id, email: user.email, apiKey: api_key, credits: user.credits };
+  // The dashboard's sign-in (CONTRACT §11): printed once in the banner, like the key.
+  const password = randomBase62(20);
+  await admin.setPassword(user.id, password);
+  return { userId: user.id, email: user.email, apiKey: api_key, password, credits: user.credits };
 }
 
 /** Secrets that no log line may hold, literally: the admin token and the upstream providers' keys. */

@@ -43,7 +43,10 @@ export async function serve(): Promise<void> {
   process.on('SIGINT', shutdown);
 }
 
-/** The one place secrets are printed (CONTRACT §2): the generated admin token and the demo key, once. */
+/**
+ * The one place secrets are printed (CONTRACT §2, §11): the generated admin token, the demo key and the demo
+ * user's password, once.
+ */
 function printEmbeddedBanner(app: StartedApp): void {
   const lines = [
     '',
@@ -58,6 +61,7 @@ function printEmbeddedBanner(app: StartedApp): void {
     lines.push(
       `  demo user:    ${app.demo.email} (${app.demo.userId}), ${app.demo.credits} credits`,
       `  demo API key: ${app.demo.apiKey}`,
+      `  dashboard:    ${app.url}/  (sign in as ${app.demo.email} with the password ${app.demo.password})`,
       '',
       `  try: curl -H "Authorization: Bearer ${app.demo.apiKey}" ${app.url}/api/v1/models`,
     );

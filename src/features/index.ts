@@ -1,4 +1,5 @@
 export * from './accounts.ts';
+export * from './dashboard.ts';
 export * from './editor.ts';
 export * from './events.ts';
 export * from './export.ts';

@@ -10,3 +10,4 @@ export * from './media.ts';
 export * from './metrics.ts';
 export * from './public.ts';
 export * from './sign-in.ts';
+export * from './web-app.ts';

@@ -1,0 +1,122 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { AppError } from '../../domain/errors.ts';
+import { RawText, type Reply, type RouteDefinition } from '../route.ts';
+import { StreamedBody } from '../wire.ts';
+
+// The dashboard (CONTRACT §11): the single-page application Vite builds from `web/` into `dist/web/`, served
+// from our own origin. Its page answers every client-side path, never cached, under a Content-Security-Policy
+// without inline script; its hashed assets are immutable.
+
+/** The client-side paths of the application (each answers its page; the application routes them). */
+export const WEB_APP_PATHS = [
+  '/',
+  '/keys',
+  '/webhooks',
+  '/credits',
+  '/jobs',
+  '/media',
+  '/editor',
+  '/editor/:project_id',
+] as const;
+
+const ASSET_NAME = /^[\w.-]{1,200}$/;
+const CONTENT_TYPES: Readonly<Record<string, string>> = {
+  js: 'text/javascript; charset=utf-8',
+  css: 'text/css; charset=utf-8',
+  svg: 'image/svg+xml',
+  png: 'image/png',
+  woff2: 'font/woff2',
+  map: 'application/json; charset=utf-8',
+  ico: 'image/x-icon',
+};
+
+/** `dist/web` of the package this module belongs to (from `dist/src/…` or `src/…` alike). */
+export function builtWebDir(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
+  return join(dir, 'dist', 'web');
+}
+
+export function webAppRoutes(options: { baseUrl: string; dir?: string }): RouteDefinition[] {
+  const dir = options.dir ?? builtWebDir();
+  const indexPath = join(dir, 'index.html');
+  const index = existsSync(indexPath) ? readFileSync(indexPath, 'utf8') : undefined;
+  const base = new URL(options.baseUrl);
+  const socketOrigin = `${base.protocol === 'https:' ? 'wss:' : 'ws:'}//${base.host}`;
+  const pageHeaders = {
+    'content-type': 'text/html; charset=utf-8',
+    'cache-control': 'no-cache',
+    'x-frame-options': 'DENY',
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'same-origin',
+    'content-security-policy': [
+      "default-src 'self'",
+      "script-src 'self'",
+      "style-src 'self'",
+      "img-src 'self' data: blob:",
+      "media-src 'self' blob:",
+      `connect-src 'self' ${socketOrigin}`,
+      "object-src 'none'",
+      "frame-ancestors 'none'",
+      "base-uri 'none'",
+      "form-action 'self'",
+    ].join('; '),
+  };
+  const page = async (): Promise<Reply> => {
+    if (!index) {
+      throw new AppError('unavailable', 'The dashboard is not built: run `npm run build`');
+    }
+    return { status: 200, body: new RawText(index), headers: pageHeaders };
+  };
+  // Assets are a few files, read once each and kept: the page is the same for every user.
+  const assets = new Map<string, Promise<Buffer | undefined>>();
+  const asset = (name: string) => {
+    let pending = assets.get(name);
+    if (!pending) {
+      pending = readFile(join(dir, 'assets', name)).catch(() => undefined);
+      assets.set(name, pending);
+    }
+    return pending;
+  };
+
+  return [
+    ...WEB_APP_PATHS.map((path): RouteDefinition => ({
+      method: 'GET',
+      path,
+      auth: { kind: 'none' },
+      summary: 'The dashboard (single-page application)',
+      responses: { 200: { description: 'The page' } },
+      handle: page,
+    })),
+    {
+      method: 'GET',
+      path: '/assets/:name',
+      auth: { kind: 'none' },
+      summary: "The dashboard's hashed assets",
+      responses: { 200: { description: 'A file' }, 404: { description: 'No such file' } },
+      async handle(ctx) {
+        const { name } = ctx.params as { name: string };
+        const extension = name.slice(name.lastIndexOf('.') + 1);
+        const type = CONTENT_TYPES[extension];
+        const bytes = ASSET_NAME.test(name) && type ? await asset(name) : undefined;
+        if (!bytes) {
+          assets.delete(name); // a file that is not there is not remembered
+          throw new AppError('not_found', 'Not found');
+        }
+        return {
+          status: 200,
+          body: new StreamedBody(Readable.from([bytes]), bytes.length),
+          headers: {
+            'content-type': type!,
+            'cache-control': 'public, max-age=31536000, immutable',
+            'x-content-type-options': 'nosniff',
+          },
+        };
+      },
+    },
+  ];
+}

@@ -84,6 +84,8 @@ export const EnvSchema = Type.Object({
   AGENT_MAX_STEPS: Int({ minimum: 1, maximum: 64, default: 8 }),
   MCP_SESSION_IDLE_MS: Int({ minimum: 1000, default: 600_000 }),
   OAUTH_ACCESS_TOKEN_TTL_SECONDS: Int({ minimum: 1, maximum: 86_400, default: 3600 }),
+  SIGNUP: OneOf(['closed', 'open'], 'closed'),
+  SIGNUP_CREDITS: Int({ maximum: 1_000_000_000, default: 0 }),
   TURN_LEASE_MS: Int({ minimum: 1000, default: 30_000 }),
   TURN_QUEUE_MAX: Int({ minimum: 0, default: 10 }),
   UPLOAD_MAX_BYTES: Int({ minimum: 1, default: 209_715_200 }),
@@ -158,6 +160,8 @@ export interface Config {
   mcpSessionIdleMs: number;
   /** Lifetime of the OAuth access tokens the service issues (`OAUTH_ACCESS_TOKEN_TTL_SECONDS`, CONTRACT §10). */
   oauthAccessTokenTtlMs: number;
+  /** Self-registration on the dashboard (`SIGNUP=open`) and the opening balance it gives (CONTRACT §11). */
+  signup: { open: boolean; credits: number };
   /** Largest asset upload or import (`UPLOAD_MAX_BYTES`). */
   uploadMaxBytes: number;
   /** Origins whose pages may open the events WebSocket (`WS_ALLOWED_ORIGINS`; default: PUBLIC_BASE_URL's). */
@@ -186,6 +190,8 @@ export interface Tuning {
   limiterSweepIntervalMs: number;
   /** OAuth client registrations per client address per minute: registration is open, so it is bounded. */
   oauthRegistrationsPerMinute: number;
+  /** Dashboard sign-ups per client address per minute (with SIGNUP=open anyone may register). */
+  signupsPerMinute: number;
   /** Cluster mode: a job poll unacknowledged this long (its node died) goes to another node. */
   jobPollAckWaitMs: number;
   /** Cluster mode: provider polls one node runs at once (each is mostly waiting on the provider). */
@@ -230,6 +236,7 @@ const TUNING: Readonly<Tuning> = {
   inboundFetchTimeoutMs: 15_000,
   limiterSweepIntervalMs: 60_000,
   oauthRegistrationsPerMinute: 20,
+  signupsPerMinute: 10,
   jobPollAckWaitMs: 30_000,
   jobPollsPerNode: 32,
   maxProcessingJobs: 100_000,
@@ -387,6 +394,7 @@ function toConfig(env: Env): Config {
     uploadMaxBytes: env.UPLOAD_MAX_BYTES,
     mcpSessionIdleMs: env.MCP_SESSION_IDLE_MS,
     oauthAccessTokenTtlMs: env.OAUTH_ACCESS_TOKEN_TTL_SECONDS * 1000,
+    signup: { open: env.SIGNUP === 'open', credits: env.SIGNUP_CREDITS },
     exportRatePerMinute: env.EXPORT_RATE_PER_MINUTE,
     exportTimeoutMs: env.EXPORT_TIMEOUT_MS,
     exportConcurrency: env.EXPORT_CONCURRENCY ?? availableParallelism(),

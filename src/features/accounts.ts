@@ -10,6 +10,7 @@ import { adminRoutes } from '../http/routes/admin.ts';
 import { accountRoute } from '../http/routes/public.ts';
 import { signInRoutes } from '../http/routes/sign-in.ts';
 import { dashboardRoutes } from '../http/routes/dashboard.ts';
+import { signUpRoutes } from '../http/routes/sign-up.ts';
 import { createSessionGuard } from '../http/session-guard.ts';
 import type { SessionGuard } from '../http/pipeline.ts';
 import { oauthRoutes } from '../http/routes/oauth.ts';
@@ -41,6 +42,7 @@ export function accountsFeature(
     | 'authFailuresPerMinute'
     | 'webhookAllowPrivate'
     | 'oauthAccessTokenTtlMs'
+    | 'signup'
     | 'tuning'
   >,
   platform: Platform,
@@ -98,6 +100,14 @@ export function accountsFeature(
       ...adminRoutes(admin),
       ...signInRoutes({ sessions, baseUrl }),
       ...dashboardRoutes({ admin, keys: repositories.keys, sessions }),
+      ...signUpRoutes({
+        sessions,
+        baseUrl,
+        admin,
+        signup: config.signup,
+        signupsPerMinute: config.tuning.signupsPerMinute,
+        now: clock.now,
+      }),
       ...oauthRoutes({
         sessions,
         baseUrl,

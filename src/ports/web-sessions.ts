@@ -19,6 +19,14 @@ export interface SessionTokenRecord {
   expires_at: Date;
 }
 
+/** A one-time sign-in link an operator made (CONTRACT §11). `id` is the link token's SHA-256. */
+export interface SignInLinkRecord {
+  id: string;
+  user_id: string;
+  expires_at: Date;
+  spent_at: Date | null;
+}
+
 /**
  * Browser sessions storage (port): in MongoDB, so sessions survive restarts and work on every node. Deleting
  * sessions deletes their tokens.
@@ -32,4 +40,8 @@ export interface WebSessionsRepository {
   deleteForUser(userId: string): Promise<void>;
   createToken(token: SessionTokenRecord): Promise<void>;
   getToken(id: string): Promise<SessionTokenRecord | null>;
+  createSignInLink(link: SignInLinkRecord): Promise<void>;
+  getSignInLink(id: string): Promise<SignInLinkRecord | null>;
+  /** Spends a link once (atomically): true when this call spent it. */
+  spendSignInLink(id: string, at: Date): Promise<boolean>;
 }

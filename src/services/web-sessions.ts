@@ -1,3 +1,4 @@
+import { AppError } from '../domain/errors.ts';
 import { randomBase62 } from '../domain/ids.ts';
 import { generateSecret, hashSecret, secretsEqual } from '../domain/api-key.ts';
 import type { KeyPrincipal } from '../domain/principal.ts';
@@ -20,6 +21,10 @@ const SESSION_COOKIE = /^mfs_[0-9A-Za-z]{43}$/;
 export const SESSION_TOKEN_PREFIX = 'mfdt_';
 export const SESSION_TOKEN_TTL_MS = 15 * 60_000;
 const SESSION_TOKEN = /^mfdt_[0-9A-Za-z]{43}$/;
+/** One-time sign-in links (CONTRACT §11): an operator hands one over; it opens one session within 30 minutes. */
+export const SIGN_IN_LINK_PREFIX = 'mfsl_';
+export const SIGN_IN_LINK_TTL_MS = 30 * 60_000;
+const SIGN_IN_LINK = /^mfsl_[0-9A-Za-z]{43}$/;
 /** How long this node trusts a token it has checked (a sign-out on another node shows within this). */
 const CHECKED_TOKEN_TTL_MS = 2000;
 const CHECKED_TOKENS_MAX = 10_000;
@@ -56,6 +61,14 @@ export interface WebSessions {
   issueToken(session: WebSessionRecord): Promise<{ token: string; expires_at: string }>;
   /** The principal of a valid session token, or null (unknown, expired, its session ended). */
   authenticateToken(token: string): Promise<KeyPrincipal | null>;
+  /** Opens a session for a user who proved who they are another way (a sign-in link, signing up). */
+  openSession(userId: string): Promise<Extract<SignInOutcome, { kind: 'signed_in' }>>;
+  /** A new one-time sign-in link's token for the user (404 for an unknown user). */
+  createSignInLink(userId: string): Promise<{ token: string; expires_at: string }>;
+  /** The user a link would sign in, or null when it is unknown, spent or expired (nothing is spent). */
+  linkUser(token: string): Promise<UserRecord | null>;
+  /** Spends a link and opens its session; `invalid` when it is unknown, spent or expired. */
+  signInWithLink(token: string): Promise<SignInOutcome>;
 }
 
 export function createWebSessions(deps: {
@@ -87,7 +100,56 @@ export function createWebSessions(deps: {
     return user && stored && matches ? user : null;
   }
 
+  async function openSession(userId: string): Promise<Extract<SignInOutcome, { kind: 'signed_in' }>> {
+    const { secret, hash } = generateSecret(SESSION_PREFIX);
+    const now = deps.clock.now();
+    const session: WebSessionRecord = {
+      id: hash,
+      user_id: userId,
+      csrf_token: randomBase62(32),
+      created_at: new Date(now),
+      expires_at: new Date(now + SESSION_TTL_MS),
+    };
+    await deps.sessions.create(session);
+    return { kind: 'signed_in', cookie: secret, session };
+  }
+
+  /** The link's record when it can still be used. */
+  async function usableLink(token: string) {
+    if (!SIGN_IN_LINK.test(token)) return null;
+    const link = await deps.sessions.getSignInLink(hashSecret(token));
+    return link && !link.spent_at && link.expires_at.getTime() > deps.clock.now() ? link : null;
+  }
+
   return {
+    openSession,
+
+    async createSignInLink(userId) {
+      if (!(await deps.users.get(userId))) throw new AppError('not_found', 'User not found');
+      const { secret, hash } = generateSecret(SIGN_IN_LINK_PREFIX);
+      const expiresAt = new Date(deps.clock.now() + SIGN_IN_LINK_TTL_MS);
+      await deps.sessions.createSignInLink({
+        id: hash,
+        user_id: userId,
+        expires_at: expiresAt,
+        spent_at: null,
+      });
+      return { token: secret, expires_at: expiresAt.toISOString() };
+    },
+
+    async linkUser(token) {
+      const link = await usableLink(token);
+      return link ? deps.users.get(link.user_id) : null;
+    },
+
+    async signInWithLink(token) {
+      const link = await usableLink(token);
+      if (!link || !(await deps.sessions.spendSignInLink(link.id, new Date(deps.clock.now())))) {
+        return { kind: 'invalid' };
+      }
+      return openSession(link.user_id);
+    },
+
     async signIn(email, password, address) {
       const account = email.trim().toLowerCase();
       const attempt = deps.throttle.begin(address, account);
@@ -100,17 +162,7 @@ export function createWebSessions(deps: {
         deps.throttle.end(address, account, user !== null);
       }
       if (!user) return { kind: 'invalid' };
-      const { secret, hash } = generateSecret(SESSION_PREFIX);
-      const now = deps.clock.now();
-      const session: WebSessionRecord = {
-        id: hash,
-        user_id: user.id,
-        csrf_token: randomBase62(32),
-        created_at: new Date(now),
-        expires_at: new Date(now + SESSION_TTL_MS),
-      };
-      await deps.sessions.create(session);
-      return { kind: 'signed_in', cookie: secret, session };
+      return openSession(user.id);
     },
 
     async resolve(cookie) {

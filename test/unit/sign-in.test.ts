@@ -13,10 +13,11 @@ import {
   sessionPrincipal,
   SESSION_TOKEN_TTL_MS,
   SESSION_TTL_MS,
+  SIGN_IN_LINK_TTL_MS,
 } from '../../src/services/web-sessions.ts';
 import { hashPassword } from '../../src/services/passwords.ts';
 import { hashSecret } from '../../src/domain/api-key.ts';
-import type { SessionTokenRecord, WebSessionRecord } from '../../src/ports/web-sessions.ts';
+import type { SessionTokenRecord, SignInLinkRecord, WebSessionRecord } from '../../src/ports/web-sessions.ts';
 import type { UserRecord } from '../../src/ports/users-repository.ts';
 import { escapeHtml, html, cookieOf } from '../../src/http/html.ts';
 import { localPath } from '../../src/http/routes/sign-in.ts';
@@ -92,6 +93,7 @@ describe('web sessions', () => {
     const hash = await hashPassword('a good long password');
     const stored = new Map<string, WebSessionRecord>();
     const tokens = new Map<string, SessionTokenRecord>();
+    const links = new Map<string, SignInLinkRecord>();
     const slept: number[] = [];
     const everywhere: string[] = [];
     let now = 1_000_000;
@@ -120,6 +122,14 @@ describe('web sessions', () => {
         },
         createToken: async (token) => void tokens.set(token.id, token),
         getToken: async (id) => tokens.get(id) ?? null,
+        createSignInLink: async (link) => void links.set(link.id, link),
+        getSignInLink: async (id) => links.get(id) ?? null,
+        spendSignInLink: async (id, at) => {
+          const link = links.get(id);
+          if (!link || link.spent_at) return false;
+          links.set(id, { ...link, spent_at: at });
+          return true;
+        },
       },
       throttle: createSignInThrottle(() => now),
       clock: { now: () => now },
@@ -199,6 +209,24 @@ describe('web sessions', () => {
     assert.ok(await h.sessions.authenticateToken(fresh.token));
     await h.sessions.signOut(session);
     assert.equal(await h.sessions.authenticateToken(fresh.token), null, 'ended with its session');
+  });
+
+  it('opens one session per sign-in link, within its lifetime, never by looking at it', async () => {
+    const h = await harness();
+    await assert.rejects(h.sessions.createSignInLink('usr_nobody'), /User not found/);
+    const link = await h.sessions.createSignInLink('usr_1');
+    assert.match(link.token, /^mfsl_[0-9A-Za-z]{43}$/);
+    assert.equal((await h.sessions.linkUser(link.token))?.id, 'usr_1');
+    assert.equal((await h.sessions.linkUser(link.token))?.id, 'usr_1', 'looking spends nothing');
+    const opened = await h.sessions.signInWithLink(link.token);
+    assert.equal(opened.kind, 'signed_in');
+    assert.equal((await h.sessions.resolve((opened as { cookie: string }).cookie))?.user.id, 'usr_1');
+    assert.deepEqual(await h.sessions.signInWithLink(link.token), { kind: 'invalid' }, 'once');
+    assert.equal(await h.sessions.linkUser(link.token), null);
+    const late = await h.sessions.createSignInLink('usr_1');
+    h.advance(SIGN_IN_LINK_TTL_MS);
+    assert.deepEqual(await h.sessions.signInWithLink(late.token), { kind: 'invalid' }, 'expired');
+    assert.deepEqual(await h.sessions.signInWithLink('mfsl_garbled'), { kind: 'invalid' });
   });
 });
 

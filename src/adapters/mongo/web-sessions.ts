@@ -1,14 +1,15 @@
 import type { Db } from 'mongodb';
 import type {
   SessionTokenRecord,
+  SignInLinkRecord,
   WebSessionRecord,
   WebSessionsRepository,
 } from '../../ports/web-sessions.ts';
 import { fromIdDoc, toIdDoc, type IdDoc } from './id-docs.ts';
 
 /**
- * Browser sessions in `web_sessions` and their bearer tokens in `session_tokens`; MongoDB's TTL monitor removes
- * expired ones.
+ * Browser sessions in `web_sessions`, their bearer tokens in `session_tokens` and one-time sign-in links in
+ * `sign_in_links`; MongoDB's TTL monitor removes expired ones.
  */
 export async function createMongoWebSessions(db: Db): Promise<WebSessionsRepository> {
   const sessions = db.collection<IdDoc<WebSessionRecord>>('web_sessions');
@@ -22,6 +23,8 @@ export async function createMongoWebSessions(db: Db): Promise<WebSessionsReposit
     { key: { user_id: 1 }, name: 'by_user' },
     { key: { expires_at: 1 }, name: 'expiry', expireAfterSeconds: 0 },
   ]);
+  const links = db.collection<IdDoc<SignInLinkRecord>>('sign_in_links');
+  await links.createIndexes([{ key: { expires_at: 1 }, name: 'expiry', expireAfterSeconds: 0 }]);
   return {
     async create(session) {
       await sessions.insertOne(toIdDoc(session));
@@ -39,5 +42,13 @@ export async function createMongoWebSessions(db: Db): Promise<WebSessionsReposit
       await tokens.insertOne(toIdDoc(token));
     },
     getToken: async (id) => fromIdDoc(await tokens.findOne({ _id: id })),
+    async createSignInLink(link) {
+      await links.insertOne(toIdDoc(link));
+    },
+    getSignInLink: async (id) => fromIdDoc(await links.findOne({ _id: id })),
+    async spendSignInLink(id, at) {
+      const result = await links.updateOne({ _id: id, spent_at: null }, { $set: { spent_at: at } });
+      return result.modifiedCount === 1;
+    },
   };
 }

@@ -10,4 +10,5 @@ export * from './media.ts';
 export * from './metrics.ts';
 export * from './public.ts';
 export * from './sign-in.ts';
+export * from './sign-up.ts';
 export * from './web-app.ts';

@@ -27,6 +27,16 @@ export const signedIn = (
 
 export const ownOrigin = (browser: BrowserSessions): string => new URL(browser.baseUrl).origin;
 
+/** The session cookie's header: HttpOnly, SameSite=Lax, Secure on https (CONTRACT §11); max age 0 clears it. */
+export function sessionCookie(
+  browser: BrowserSessions,
+  value: string,
+  maxAgeSeconds = SESSION_TTL_MS / 1000,
+): string {
+  const secure = browser.baseUrl.startsWith('https:') ? '; Secure' : '';
+  return `${SESSION_COOKIE}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secure}`;
+}
+
 /** The sign-in page's link back to `next` (a local path; anything else could send the user elsewhere). */
 export function localPath(next: string | null | undefined): string {
   if (!next || !next.startsWith('/') || next.startsWith('//') || next.startsWith('/\\')) return ACCOUNT_PATH;
@@ -110,10 +120,7 @@ function accountPage(current: SignedIn): ReturnType<typeof page> {
 export function signInRoutes(browser: BrowserSessions): RouteDefinition[] {
   const { sessions } = browser;
   const origin = ownOrigin(browser);
-  const secure = browser.baseUrl.startsWith('https:') ? '; Secure' : '';
-  const sessionCookie = (value: string, maxAgeSeconds: number) =>
-    `${SESSION_COOKIE}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secure}`;
-  const signedOut = () => seeOther(SIGN_IN_PATH, { 'set-cookie': sessionCookie('', 0) });
+  const signedOut = () => seeOther(SIGN_IN_PATH, { 'set-cookie': sessionCookie(browser, '', 0) });
   const form = { maxBytes: FORM_MAX_BYTES };
   const htmlResponses = { 200: { description: 'An HTML page' }, 303: { description: 'A redirect' } };
 
@@ -196,7 +203,7 @@ export function signInRoutes(browser: BrowserSessions): RouteDefinition[] {
           return signInPage(401, next, 'Incorrect email or password.', email);
         }
         ctx.log.info({ user_id: outcome.session.user_id }, 'signed in');
-        return seeOther(next, { 'set-cookie': sessionCookie(outcome.cookie, SESSION_TTL_MS / 1000) });
+        return seeOther(next, { 'set-cookie': sessionCookie(browser, outcome.cookie) });
       },
     }),
     defineRoute({

@@ -52,7 +52,7 @@ export function createAuthenticator(deps: {
   clock: Clock;
   /** OAuth access tokens (`mfat_`), for routes that take them (CONTRACT §10: `/api/mcp` only). */
   accessTokens?: { authenticate(token: string): Promise<KeyPrincipal | null> };
-  /** The dashboard's session tokens (`mfdt_`), which every key route takes (CONTRACT §11). */
+  /** The dashboard's session tokens (`mfdt_`), which every key route but the OAuth ones takes (CONTRACT §11). */
   sessionTokens?: { authenticateToken(token: string): Promise<KeyPrincipal | null> };
 }): Authenticator {
   const cache = new Map<string, CachedKey>();
@@ -95,7 +95,8 @@ export function createAuthenticator(deps: {
           return principal;
         });
       }
-      if (deps.sessionTokens && token.startsWith(SESSION_TOKEN_PREFIX)) {
+      // The dashboard's tokens are for `/api/v1` and the events socket, not for the OAuth resource (`/api/mcp`).
+      if (!acceptsOAuth && deps.sessionTokens && token.startsWith(SESSION_TOKEN_PREFIX)) {
         return deps.sessionTokens.authenticateToken(token).then((principal) => {
           if (!principal) throw new AppError('unauthorized', INVALID_ACCESS_TOKEN);
           return principal;

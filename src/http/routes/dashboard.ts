@@ -97,9 +97,12 @@ export function dashboardRoutes(deps: DashboardRouteDeps): RouteDefinition[] {
       path: `${BASE}/keys`,
       auth: session,
       tags,
-      summary: 'Your API keys',
+      summary: 'Your API keys, newest first',
       responses: { 200: { description: 'Keys', schema: KeysResponse }, ...errors },
-      handle: async (ctx) => reply(200, await admin.listKeys(ctx.principal.userId)),
+      async handle(ctx) {
+        const { keys } = await admin.listKeys(ctx.principal.userId);
+        return reply(200, { keys: keys.reverse() }); // stored oldest first; people look for the newest
+      },
     }),
     defineRoute({
       method: 'POST',

@@ -31,6 +31,34 @@ export default tseslint.config(
     },
   },
   {
+    // The dashboard SPA (web/) runs in the browser.
+    files: ['web/**/*.{ts,tsx,js}'],
+    languageOptions: {
+      globals: {
+        window: 'readonly',
+        document: 'readonly',
+        location: 'readonly',
+        history: 'readonly',
+        navigator: 'readonly',
+        WebSocket: 'readonly',
+        URLSearchParams: 'readonly',
+        Blob: 'readonly',
+        File: 'readonly',
+        FileList: 'readonly',
+        Response: 'readonly',
+        MessageEvent: 'readonly',
+        CloseEvent: 'readonly',
+        MouseEvent: 'readonly',
+        Event: 'readonly',
+        HTMLElement: 'readonly',
+        HTMLInputElement: 'readonly',
+        HTMLAnchorElement: 'readonly',
+        addEventListener: 'readonly',
+        scrollTo: 'readonly',
+      },
+    },
+  },
+  {
     // Every folder of the service has a complete barrel (DESIGN.md §5.1).
     files: ['src/**/index.ts', 'actors/**/index.ts', 'schemas/**/index.ts', 'workers/**/index.ts'],
     plugins: { mediaforge: { rules: { 'complete-barrel': completeBarrel } } },

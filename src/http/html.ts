@@ -46,6 +46,8 @@ fieldset{border:1px solid #ccd;border-radius:6px}.check{display:flex;gap:.5rem;a
 .check label{margin:0}.error{color:#a4000f}.muted{color:#57606a;font-size:.9rem}
 @media (max-width:30rem){main{margin:0;border-radius:0}}`;
 const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
+// Built apart from the page's template (which a formatter may re-indent): the hash covers exactly its text.
+const STYLE_ELEMENT = new Html(`<style>${STYLE}</style>`);
 
 /**
  * A whole page. `formTargets` are origins a form on it may end up at after a redirect (the consent page's
@@ -63,11 +65,8 @@ export function page(
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="referrer" content="no-referrer" />
         <title>${title} · MediaForge</title>
-        <style>
-          ${new Html(STYLE)}
-        </style>
+        ${STYLE_ELEMENT}
       </head>
       <body>
         <main>${body}</main>
@@ -81,7 +80,8 @@ export function page(
       'cache-control': 'no-store',
       'x-frame-options': 'DENY',
       'x-content-type-options': 'nosniff',
-      'referrer-policy': 'no-referrer',
+      // Not `no-referrer`: with it, browsers send `Origin: null` on the forms' POSTs, which we must refuse.
+      'referrer-policy': 'same-origin',
       'content-security-policy': `default-src 'none'; style-src 'sha256-${STYLE_HASH}'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
       ...options.headers,
     },

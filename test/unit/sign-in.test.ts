@@ -19,7 +19,8 @@ import { hashPassword } from '../../src/services/passwords.ts';
 import { hashSecret } from '../../src/domain/api-key.ts';
 import type { SessionTokenRecord, SignInLinkRecord, WebSessionRecord } from '../../src/ports/web-sessions.ts';
 import type { UserRecord } from '../../src/ports/users-repository.ts';
-import { escapeHtml, html, cookieOf } from '../../src/http/html.ts';
+import { createHash } from 'node:crypto';
+import { escapeHtml, html, cookieOf, page } from '../../src/http/html.ts';
 import { localPath } from '../../src/http/routes/sign-in.ts';
 
 describe('sign-in delays', () => {
@@ -241,6 +242,20 @@ describe('pages', () => {
       html`<p title="${'"x'}">${inner}${['<', html`<em>e</em>`]}${undefined}</p>`.markup,
       '<p title="&quot;x"><b>&lt;i&gt;</b>&lt;<em>e</em></p>',
     );
+  });
+
+  it('carry one stylesheet, allowed by its hash, and a referrer policy under which forms send their Origin', () => {
+    const reply = page(200, 'Test', html`<p>hi</p>`);
+    const markup = (reply.body as { text: string }).text;
+    const styles = [...markup.matchAll(/<style>([\s\S]*?)<\/style>/g)].map((match) => match[1]!);
+    assert.equal(styles.length, 1);
+    const hash = createHash('sha256').update(styles[0]!).digest('base64');
+    const policy = reply.headers!['content-security-policy']!;
+    assert.ok(policy.includes(`style-src 'sha256-${hash}'`), policy);
+    assert.match(policy, /default-src 'none'/);
+    assert.doesNotMatch(markup, /<script|name="referrer"/);
+    // `no-referrer` makes browsers send `Origin: null` on a form's POST, which the pages refuse.
+    assert.equal(reply.headers!['referrer-policy'], 'same-origin');
   });
 
   it('follow `next` only to a local path', () => {

@@ -1,0 +1,109 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { signOut, type Session } from './api.ts';
+import { usePath } from './router.ts';
+import { Link } from './ui.tsx';
+import { KeysPage } from './pages/keys.tsx';
+import { WebhooksPage } from './pages/webhooks.tsx';
+import { CreditsPage } from './pages/credits.tsx';
+import { JobsPage } from './pages/jobs.tsx';
+import { MediaPage } from './pages/media.tsx';
+import { ProjectsPage } from './pages/projects.tsx';
+import { ProjectPage } from './pages/project.tsx';
+
+const NAV = [
+  { href: '/keys', label: 'API keys' },
+  { href: '/webhooks', label: 'Webhooks' },
+  { href: '/credits', label: 'Credits' },
+  { href: '/jobs', label: 'Jobs' },
+  { href: '/media', label: 'Media' },
+  { href: '/editor', label: 'Editor' },
+] as const;
+
+function section(path: string): string {
+  if (path === '/' || path === '') return '/keys';
+  const first = '/' + (path.split('/')[1] ?? '');
+  return first;
+}
+
+function Page(props: { path: string }) {
+  const { path } = props;
+  const editor = /^\/editor\/([^/]+)\/?$/.exec(path);
+  if (editor?.[1]) return <ProjectPage key={editor[1]} projectId={decodeURIComponent(editor[1])} />;
+  switch (section(path)) {
+    case '/keys':
+      return <KeysPage />;
+    case '/webhooks':
+      return <WebhooksPage />;
+    case '/credits':
+      return <CreditsPage />;
+    case '/jobs':
+      return <JobsPage />;
+    case '/media':
+      return <MediaPage />;
+    case '/editor':
+      return <ProjectsPage />;
+    default:
+      return (
+        <section>
+          <h1>Page not found</h1>
+          <p>
+            There is no page at this address. <Link href="/keys">Go to your API keys</Link>.
+          </p>
+        </section>
+      );
+  }
+}
+
+/** The signed-in application: header, navigation, the current page. */
+export function App(props: { session: Session }) {
+  const path = usePath().split('?')[0] ?? '/';
+  const current = section(path);
+  const [signingOut, setSigningOut] = useState(false);
+  // After an in-app navigation, move focus to the new page (as a full page load would) for keyboards and readers.
+  const firstPath = useRef(path);
+  useEffect(() => {
+    if (path === firstPath.current) return;
+    firstPath.current = '';
+    document.getElementById('main')?.focus({ preventScroll: true });
+  }, [path]);
+  return (
+    <>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="top">
+        <div class="brand">
+          <span class="logo">MediaForge</span>
+          <span class="who" title={props.session.user.email}>
+            {props.session.user.email}
+          </span>
+        </div>
+        <nav aria-label="Main">
+          <ul>
+            {NAV.map((item) => (
+              <li key={item.href}>
+                <Link href={item.href} current={current === item.href}>
+                  {item.label}
+                </Link>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <button
+          type="button"
+          class="secondary"
+          disabled={signingOut}
+          onClick={() => {
+            setSigningOut(true);
+            void signOut();
+          }}
+        >
+          Sign out
+        </button>
+      </header>
+      <main id="main" tabIndex={-1}>
+        <Page path={path} />
+      </main>
+    </>
+  );
+}

@@ -1,0 +1,92 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { Message } from '../types.ts';
+import { ErrorText, formValue } from '../ui.tsx';
+
+/** The turn in progress on this video, as far as the page knows it. */
+export interface LiveTurn {
+  turnId: string | null;
+  instruction: string;
+  text: string;
+  failed?: string;
+}
+
+/** The video's thread, the reply streaming in, and the instruction field. */
+export function Chat(props: {
+  messages: Message[] | null;
+  live: LiveTurn | null;
+  error: string | null;
+  sending: boolean;
+  onSend: (instruction: string) => Promise<boolean>;
+}) {
+  const [instruction, setInstruction] = useState('');
+  const end = useRef<HTMLDivElement>(null);
+  const liveText = props.live?.text ?? '';
+  useEffect(() => {
+    const box = end.current?.parentElement;
+    if (box) box.scrollTop = box.scrollHeight;
+  }, [props.messages, liveText, props.live]);
+  const submit = async (event: Event): Promise<void> => {
+    event.preventDefault();
+    const text = formValue(event, 'instruction').trim();
+    if (!text) return;
+    if (await props.onSend(text)) setInstruction('');
+  };
+  return (
+    <section class="chat" aria-labelledby="chat-title">
+      <h2 id="chat-title">Chat with the director</h2>
+      <div class="thread" aria-live="polite" aria-relevant="additions text">
+        {props.messages === null && <p class="hint">Loading the thread…</p>}
+        {props.messages?.length === 0 && !props.live && (
+          <p class="hint">
+            Tell the director what to make, for example “a 3-scene video about a lighthouse at dawn”.
+          </p>
+        )}
+        {props.messages?.map((m) => (
+          <div key={m.id} class={'msg ' + m.role}>
+            <span class="who">{m.role === 'user' ? 'You' : 'Director'}</span>
+            <p>{m.text || (m.image_urls?.length ? `(${m.image_urls.length} image(s))` : '')}</p>
+          </div>
+        ))}
+        {props.live && (
+          <>
+            {props.live.instruction && (
+              <div class="msg user pending">
+                <span class="who">You</span>
+                <p>{props.live.instruction}</p>
+              </div>
+            )}
+            <div class="msg assistant pending">
+              <span class="who">Director</span>
+              <p>{props.live.failed ?? (props.live.text || 'Working…')}</p>
+            </div>
+          </>
+        )}
+        <div ref={end} />
+      </div>
+      <form class="chat-form" onSubmit={submit}>
+        <label for="instruction">Instruction</label>
+        <textarea
+          id="instruction"
+          name="instruction"
+          rows={3}
+          maxLength={8000}
+          value={instruction}
+          onInput={(e) => setInstruction(e.currentTarget.value)}
+          onKeyDown={(e) => {
+            if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+              e.preventDefault();
+              e.currentTarget.form?.requestSubmit();
+            }
+          }}
+        />
+        <ErrorText error={props.error} />
+        <div class="actions">
+          <button type="submit" disabled={props.sending}>
+            Send
+          </button>
+          <span class="hint">Each turn costs 5 credits, plus any media it generates.</span>
+        </div>
+      </form>
+    </section>
+  );
+}

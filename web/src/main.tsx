@@ -1,0 +1,28 @@
+import { render } from 'preact';
+import { ApiError, describeError, goToSignIn, loadSession } from './api.ts';
+import { App } from './app.tsx';
+import './styles.css';
+
+// Start: read the session; not signed in → the sign-in page, coming back here afterwards.
+async function start(root: HTMLElement): Promise<void> {
+  try {
+    const session = await loadSession();
+    if (!session) {
+      goToSignIn();
+      return;
+    }
+    root.textContent = '';
+    render(<App session={session} />, root);
+  } catch (err) {
+    const status = err instanceof ApiError ? ` (${err.status})` : '';
+    root.textContent = '';
+    const p = document.createElement('p');
+    p.className = 'error boot';
+    p.setAttribute('role', 'alert');
+    p.textContent = `The dashboard could not start${status}: ${describeError(err)}`;
+    root.append(p);
+  }
+}
+
+const root = document.getElementById('app');
+if (root) void start(root);

@@ -1,15 +1,23 @@
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import type { MetricsRegistry } from './metrics.ts';
 
-const SAMPLER_RESOLUTION_MS = 20;
+export const SAMPLER_RESOLUTION_MS = 20;
+
+/** What the lag gauge reads of the sampler (Node's IntervalHistogram; tests give their own). */
+export type LoopDelaySampler = Pick<
+  IntervalHistogram,
+  'count' | 'percentile' | 'reset' | 'enable' | 'disable'
+>;
 
 /**
  * Process gauges read at scrape time: resident memory, heap in use, and the event-loop delay (p99 over the
  * last scrape interval; the sampler's histogram is reset on every read). Returns a function that stops the
  * sampler.
  */
-export function registerProcessMetrics(registry: MetricsRegistry): () => void {
-  const loopDelay = monitorEventLoopDelay({ resolution: SAMPLER_RESOLUTION_MS });
+export function registerProcessMetrics(
+  registry: MetricsRegistry,
+  loopDelay: LoopDelaySampler = monitorEventLoopDelay({ resolution: SAMPLER_RESOLUTION_MS }),
+): () => void {
   loopDelay.enable();
   registry.gauge(
     { name: 'mf_process_resident_memory_bytes', help: 'Resident set size of the process.', labels: [] },

@@ -18,7 +18,16 @@ describe('the dashboard application', () => {
 
   it('answers its page on every client-side path, never cached, under a strict policy', async () => {
     let first: string | undefined;
-    for (const path of ['/', '/keys', '/webhooks', '/credits', '/jobs', '/media', '/editor', '/editor/vp_x']) {
+    for (const path of [
+      '/',
+      '/keys',
+      '/webhooks',
+      '/credits',
+      '/jobs',
+      '/gallery',
+      '/editor',
+      '/editor/vp_x',
+    ]) {
       const response = await get(path);
       assert.equal(response.status, 200, path);
       assert.match(response.headers.get('content-type') ?? '', /^text\/html/);
@@ -48,7 +57,10 @@ describe('the dashboard application', () => {
   it('serves the hashed assets as immutable, with their types, and nothing else', async () => {
     const page = await (await get('/')).text();
     const assets = [...page.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map((match) => match[1]!);
-    assert.ok(assets.some((path) => path.endsWith('.js')), page);
+    assert.ok(
+      assets.some((path) => path.endsWith('.js')),
+      page,
+    );
     for (const path of assets) {
       const response = await get(path);
       assert.equal(response.status, 200, path);

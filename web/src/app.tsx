@@ -15,7 +15,7 @@ const NAV = [
   { href: '/webhooks', label: 'Webhooks' },
   { href: '/credits', label: 'Credits' },
   { href: '/jobs', label: 'Jobs' },
-  { href: '/media', label: 'Media' },
+  { href: '/gallery', label: 'Media' },
   { href: '/editor', label: 'Editor' },
 ] as const;
 
@@ -38,7 +38,7 @@ function Page(props: { path: string }) {
       return <CreditsPage />;
     case '/jobs':
       return <JobsPage />;
-    case '/media':
+    case '/gallery':
       return <MediaPage />;
     case '/editor':
       return <ProjectsPage />;

@@ -18,7 +18,8 @@ export const WEB_APP_PATHS = [
   '/webhooks',
   '/credits',
   '/jobs',
-  '/media',
+  // Not `/media`: that prefix is the stored files' (`/media/<id>`), and a trailing slash is ignored.
+  '/gallery',
   '/editor',
   '/editor/:project_id',
 ] as const;

@@ -34,7 +34,15 @@ export function Chat(props: {
   return (
     <section class="chat" aria-labelledby="chat-title">
       <h2 id="chat-title">Chat with the director</h2>
-      <div class="thread" aria-live="polite" aria-relevant="additions text">
+      {/* It scrolls, so it takes focus: keyboard users scroll it too. */}
+      <div
+        class="thread"
+        role="log"
+        aria-label="Conversation"
+        tabIndex={0}
+        aria-live="polite"
+        aria-relevant="additions text"
+      >
         {props.messages === null && <p class="hint">Loading the thread…</p>}
         {props.messages?.length === 0 && !props.live && (
           <p class="hint">

@@ -33,7 +33,8 @@ export function CreditsPage() {
       <ErrorText error={ledger.error} />
       {ledger.data && ledger.data.length === 0 && <p>No entries yet.</p>}
       {ledger.data && ledger.data.length > 0 && (
-        <div class="table-wrap">
+        // It scrolls sideways at phone width, so it takes focus: keyboard users scroll it too.
+        <div class="table-wrap" role="region" aria-label="Credit ledger" tabIndex={0}>
           <table>
             <caption class="sr-only">Credit ledger, newest first</caption>
             <thead>

@@ -104,10 +104,13 @@ function WebhookEditor(props: { apiKey: ApiKey }) {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [version, setVersion] = useState(0);
+  // The stored URL fills the field once it arrives, unless the user has typed meanwhile.
+  const typed = useRef(false);
   useEffect(() => {
-    setUrl(hook.data?.url ?? '');
+    if (!typed.current) setUrl(hook.data?.url ?? '');
   }, [hook.data]);
   useEffect(() => {
+    typed.current = false;
     setSecret(null);
     setNotice(null);
     setError(null);
@@ -118,6 +121,7 @@ function WebhookEditor(props: { apiKey: ApiKey }) {
     setNotice(null);
     try {
       setNotice(await action());
+      typed.current = false; // what is stored now is what the field shows
       await hook.reload();
       setVersion((v) => v + 1);
     } catch (err) {
@@ -128,10 +132,10 @@ function WebhookEditor(props: { apiKey: ApiKey }) {
   };
   const save = (event: Event): void => {
     event.preventDefault();
-    const typed = formValue(event, 'url').trim();
+    const entered = formValue(event, 'url').trim();
     void run(async () => {
       const answer = await dash<{ url: string; secret?: string }>('PUT', `/keys/${id}/webhook`, {
-        url: typed,
+        url: entered,
       });
       if (answer.secret) setSecret(answer.secret);
       return 'Webhook saved.';
@@ -149,8 +153,14 @@ function WebhookEditor(props: { apiKey: ApiKey }) {
       <form class="panel" onSubmit={save}>
         <h2>Webhook of {keyLabel(props.apiKey)}</h2>
         <p class="hint">
-          {hook.data?.url ? (hook.data.enabled ? 'Enabled.' : 'Set, not enabled.') : 'No webhook is set.'} Job
-          results of this key are posted to this https URL.
+          {hook.loading && !hook.data
+            ? 'Loading…'
+            : hook.data?.url
+              ? hook.data.enabled
+                ? 'Enabled.'
+                : 'Set, not enabled.'
+              : 'No webhook is set.'}{' '}
+          Job results of this key are posted to this https URL.
         </p>
         <div class="field">
           <label for="webhook-url">Webhook URL</label>
@@ -161,7 +171,10 @@ function WebhookEditor(props: { apiKey: ApiKey }) {
             inputMode="url"
             placeholder="https://example.com/hooks/mediaforge"
             value={url}
-            onInput={(e) => setUrl(e.currentTarget.value)}
+            onInput={(e) => {
+              typed.current = true;
+              setUrl(e.currentTarget.value);
+            }}
             required
           />
         </div>

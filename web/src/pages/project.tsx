@@ -8,7 +8,8 @@ import { Timeline, type ClipPatch, type TimelineActions } from '../editor/timeli
 import type { Asset, Clip, Message, ProjectEvent, ProjectState, Track, Video } from '../types.ts';
 import { ErrorText, Link, Notice, useTitle } from '../ui.tsx';
 
-const RELOAD_DEBOUNCE_MS = 150;
+/** Events of one burst (asset.created, clip.created, …) share one re-read; a new clip shows within a frame or two. */
+const RELOAD_COALESCE_MS = 16;
 const THREAD_PAGES = 10;
 const CHANGED = 'The project changed; reloaded';
 
@@ -119,7 +120,8 @@ export function ProjectPage(props: { projectId: string }) {
   const reloadState = useCallback(async (): Promise<ProjectState | null> => {
     try {
       const next = await v1<ProjectState>('GET', base);
-      setState(next);
+      // Re-reads may overlap: an older answer never replaces a newer one.
+      setState((current) => (current && current.project.revision > next.project.revision ? current : next));
       setLoadError(null);
       setVideoId((current) =>
         current && next.videos.some((v) => v.id === current) ? current : (next.videos[0]?.id ?? null),
@@ -134,8 +136,11 @@ export function ProjectPage(props: { projectId: string }) {
 
   const reloadTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
   const scheduleReload = useCallback(() => {
-    clearTimeout(reloadTimer.current);
-    reloadTimer.current = setTimeout(() => void reloadState(), RELOAD_DEBOUNCE_MS);
+    if (reloadTimer.current !== undefined) return; // one is due: it reads this change too
+    reloadTimer.current = setTimeout(() => {
+      reloadTimer.current = undefined;
+      void reloadState();
+    }, RELOAD_COALESCE_MS);
   }, [reloadState]);
 
   const reloadThread = useCallback(async () => {

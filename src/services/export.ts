@@ -200,13 +200,18 @@ export function createExportService(deps: ExportServiceDeps) {
     const progress = progressAnnouncer((fraction) => announce('export.progress', { fraction }), deps.clock);
     let workspace: ExportWorkspace | undefined;
     let mediaId: string | undefined;
+    let staging: Promise<unknown> | undefined;
+    let stagingSettled = true;
     try {
       workspace = await deps.workspaces.open(exportId);
-      const sources = await beforeDeadline(
-        stageSources(workspace, project, video, library),
-        deadline,
-        deps.clock,
+      const staged = stageSources(workspace, project, video, library);
+      staging = staged;
+      stagingSettled = false;
+      void staged.then(
+        () => (stagingSettled = true),
+        () => (stagingSettled = true),
       );
+      const sources = await beforeDeadline(staged, deadline, deps.clock);
       const { width, height } = deps.outputSize(video.aspect_ratio);
       const planned = exportPlan({
         project,
@@ -268,7 +273,15 @@ export function createExportService(deps: ExportServiceDeps) {
       );
       throw failure;
     } finally {
-      await workspace?.remove().catch((error: unknown) => log.warn({ err: error }, 'export folder kept'));
+      if (workspace) {
+        const folder = workspace;
+        const remove = () =>
+          folder.remove().catch((error: unknown) => log.warn({ err: error }, 'export folder kept'));
+        // A staging cut short by the deadline still writes into the folder: the folder goes once the staging
+        // has settled (removed now, its last copy would land in it and keep it), without holding the answer.
+        if (stagingSettled) await remove();
+        else void staging!.then(remove, remove);
+      }
     }
   }
 

@@ -9,4 +9,9 @@ export const HealthResponse = Type.Object({
   node_id: Type.String(),
   mongo: Type.Union([Type.Literal('up'), Type.Literal('down')]),
   nats: Type.Union([Type.Literal('up'), Type.Literal('down'), Type.Literal('embedded')]),
+  /** Present (true) while the node shuts down (CONTRACT §12). */
+  draining: Type.Optional(Type.Boolean()),
 });
+
+/** `GET /livez`. */
+export const LivenessResponse = Type.Object({ ok: Type.Literal(true), node_id: Type.String() });

@@ -11,6 +11,7 @@ import { startHttpServer } from './http/server.ts';
 import type { AdminService } from './services/admin.ts';
 import type { Feature } from './features/feature.ts';
 import { closeInReverse, startPlatform } from './features/platform.ts';
+import { createDrainGate } from './http/drain-gate.ts';
 import { accountsFeature } from './features/accounts.ts';
 import { dashboardFeature } from './features/dashboard.ts';
 import { randomBase62 } from './domain/ids.ts';
@@ -65,14 +66,19 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
     log,
   });
   const features: Feature[] = [];
-  // Stops accepting, tells clients what they must hear (sockets: reconnect elsewhere), lets in-flight requests
-  // finish (bounded), and only then closes what they may need.
+  const gate = createDrainGate();
+  // CONTRACT §12: readiness turns 503 and new requests are refused (retry elsewhere), the front stops accepting,
+  // clients hear what they must (sockets: reconnect elsewhere), in-flight requests — turns, exports — finish
+  // within the grace, and only then is closed what they may need.
   const shutdown = async (graceMs: number) => {
+    const deadline = Date.now() + graceMs; // one grace for everything that runs, not one per step
+    const remaining = () => Math.max(0, deadline - Date.now());
+    gate.close();
     server.stopListening();
     for (const feature of features) {
-      await feature.drain?.().catch((error: unknown) => log.error({ err: error }, 'drain failed'));
+      await feature.drain?.(remaining()).catch((error: unknown) => log.error({ err: error }, 'drain failed'));
     }
-    await server.close(graceMs);
+    await server.close(remaining());
     await closeInReverse(closers, log);
   };
   try {
@@ -112,21 +118,30 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
     );
     wired(dashboardFeature(platform));
     const router = new Router();
-    wired(metaFeature(config, platform, () => router.routes));
+    wired(
+      metaFeature(
+        config,
+        platform,
+        () => router.routes,
+        () => gate.draining,
+      ),
+    );
     for (const route of features.flatMap((feature) => feature.routes)) router.add(route);
     for (const feature of features) await feature.start();
     server.serve(
-      createPipeline({
-        router,
-        auth: accounts.auth,
-        keyLimiter: accounts.keyLimiter,
-        authFailureLimiter: accounts.authFailureLimiter,
-        sessions: accounts.sessionGuard,
-        audit: platform.audit,
-        log,
-        trustProxy: config.trustProxy,
-        metrics,
-      }),
+      gate.guard(
+        createPipeline({
+          router,
+          auth: accounts.auth,
+          keyLimiter: accounts.keyLimiter,
+          authFailureLimiter: accounts.authFailureLimiter,
+          sessions: accounts.sessionGuard,
+          audit: platform.audit,
+          log,
+          trustProxy: config.trustProxy,
+          metrics,
+        }),
+      ),
     );
 
     const demo = config.mode === 'embedded' ? await createDemoAccount(accounts.admin) : undefined;

@@ -1,6 +1,9 @@
 import { loadConfig, ConfigError } from '../config.ts';
 import { startApp, type StartedApp } from '../app.ts';
 
+/** How long closing connections, pools and the audit log may take once the grace has ended. */
+const CLOSE_AFTER_GRACE_MS = 15_000;
+
 /** `mediaforge serve` / `npm start`: runs the service until SIGTERM or SIGINT, then shuts down cleanly. */
 export async function serve(): Promise<void> {
   let config;
@@ -31,6 +34,11 @@ export async function serve(): Promise<void> {
       process.stderr.write(`mediaforge: ${signal} again, exiting now\n`);
       process.exit(1);
     }
+    // After the grace, what still runs ends as on a crashed node (CONTRACT §12): closing is bounded too.
+    setTimeout(() => {
+      process.stderr.write('mediaforge: shutdown did not finish in time, exiting now\n');
+      process.exit(1);
+    }, config.shutdownGraceMs + CLOSE_AFTER_GRACE_MS).unref();
     app.stop().then(
       () => process.exit(0),
       (error: unknown) => {

@@ -20,7 +20,6 @@ type ExportConfig = Pick<
   | 'exportWorkDir'
   | 'ffmpegPath'
   | 'ffprobePath'
-  | 'shutdownGraceMs'
   | 'tuning'
 >;
 
@@ -107,7 +106,7 @@ export function exportFeature(
         );
       }
     },
-    drain: () => service.drain(config.shutdownGraceMs),
+    drain: (graceMs) => service.drain(graceMs),
     async stop() {
       await sweep?.stop();
       await pool.close();

@@ -10,8 +10,9 @@ export interface Feature {
   start(): Promise<void>;
   /**
    * Runs first on shutdown, while the front still serves: what clients must hear before the node goes (events
-   * sockets are told to reconnect elsewhere).
+   * sockets are told to reconnect elsewhere), and work that may finish within `graceMs` (exports) before what
+   * still runs is stopped.
    */
-  drain?(): Promise<void>;
+  drain?(graceMs: number): Promise<void>;
   stop(): Promise<void>;
 }

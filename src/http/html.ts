@@ -3,7 +3,7 @@ import { RawText, type Reply, type RequestContext } from './route.ts';
 
 // The plain server-rendered pages of accounts and OAuth consent (CONTRACT §10, §11): escaped text, one
 // stylesheet whose hash the Content-Security-Policy allows (no inline script anywhere), never framed, never
-// cached. The dashboard issue restyles them.
+// cached.
 
 /** Escapes text for HTML element content and quoted attribute values. */
 export function escapeHtml(text: string): string {
@@ -37,14 +37,26 @@ function render(value: unknown): string {
   return escapeHtml(String(value));
 }
 
-const STYLE = `body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f6f7f9;color:#1b1f24}
-main{max-width:28rem;margin:3rem auto;padding:2rem;background:#fff;border-radius:8px;box-shadow:0 1px 3px #0002}
-h1{font-size:1.4rem;margin-top:0}label{display:block;margin:.75rem 0 .25rem}
-input[type=email],input[type=password]{width:100%;box-sizing:border-box;padding:.5rem;font:inherit}
-button{margin:1rem .5rem 0 0;padding:.5rem 1rem;font:inherit;cursor:pointer}
-fieldset{border:1px solid #ccd;border-radius:6px}.check{display:flex;gap:.5rem;align-items:center;margin:.25rem 0}
-.check label{margin:0}.error{color:#a4000f}.muted{color:#57606a;font-size:.9rem}
-@media (max-width:30rem){main{margin:0;border-radius:0}}`;
+// The dashboard's look (web/src/styles.css: its palette, header, panels and buttons) in the few rules these
+// pages need, so that signing in and the application read as one product.
+const STYLE = `:root{--bg:#f6f7f9;--panel:#fff;--text:#1b1f24;--muted:#57606a;--line:#d0d7de;--accent:#0b5cad;
+--danger:#b42318;--focus:#ff9f1c;font:16px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,Arial,sans-serif;
+color:var(--text);background:var(--bg)}*{box-sizing:border-box}body{margin:0;min-width:320px}
+header{padding:.5rem 1rem;background:var(--panel);border-bottom:1px solid var(--line)}
+header a{font-weight:700;color:var(--text);text-decoration:none}a{color:var(--accent)}
+main{max-width:28rem;margin:2.5rem auto;padding:1.25rem 1.5rem 1.5rem;background:var(--panel);
+border:1px solid var(--line);border-radius:8px}h1{font-size:1.4rem;margin:0 0 .75rem}
+label,legend{display:block;font-weight:600;font-size:.9rem;margin:.75rem 0 .25rem}
+input[type=email],input[type=password]{width:100%;padding:.45rem .55rem;font:inherit;color:var(--text);
+border:1px solid var(--line);border-radius:6px}
+button{margin:1rem .5rem 0 0;padding:.45rem .9rem;min-height:2.25rem;font:inherit;font-weight:600;cursor:pointer;
+color:#fff;background:var(--accent);border:1px solid var(--accent);border-radius:6px}
+button.secondary{color:var(--accent);background:var(--panel)}
+:focus-visible{outline:3px solid var(--focus);outline-offset:2px}
+fieldset{border:1px solid var(--line);border-radius:8px;margin:.5rem 0;padding:.5rem .75rem}
+.check{display:flex;gap:.5rem;align-items:center;margin:.25rem 0}.check label{margin:0;font-weight:400}
+.error{color:var(--danger);font-weight:600;overflow-wrap:anywhere}.muted{color:var(--muted);font-size:.9rem}
+@media (max-width:30rem){main{margin:0;border:0;border-radius:0}}`;
 const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
 // Built apart from the page's template (which a formatter may re-indent): the hash covers exactly its text.
 const STYLE_ELEMENT = new Html(`<style>${STYLE}</style>`);
@@ -69,6 +81,7 @@ export function page(
         ${STYLE_ELEMENT}
       </head>
       <body>
+        <header><a href="/">MediaForge</a></header>
         <main>${body}</main>
       </body>
     </html>`;

@@ -1,4 +1,5 @@
 export * from './client-address.ts';
+export * from './drain-gate.ts';
 export * from './event-sockets.ts';
 export * from './html.ts';
 export * from './http-metrics.ts';

@@ -5,6 +5,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startMongo, type TestMongo } from '../helpers/mongo.ts';
 import { startService, call, serveArgs, serviceEnv, TEST_ADMIN_TOKEN } from '../helpers/service.ts';
 import { watchProcess } from '../helpers/processes.ts';
+import { editorClient, editorUser } from '../helpers/editor.ts';
+import { openEventsSocket } from '../helpers/events-socket.ts';
 
 /** Runs `mediaforge serve` with a configuration expected to be refused; resolves with its exit and output. */
 async function refusedStart(env: Record<string, string>) {
@@ -127,6 +129,134 @@ describe('graceful shutdown', () => {
     assert.match(answer, /inflight@example\.com/);
   });
 });
+
+describe('draining (CONTRACT §12)', () => {
+  let mongo: TestMongo | undefined;
+  after(async () => mongo?.stop());
+
+  it('answers /livez; on SIGTERM turns /healthz 503, refuses new requests, closes sockets 1012 and lets a turn finish', async () => {
+    mongo = await startMongo();
+    // A scene takes 2.5 s to render: SIGTERM arrives while the turn waits for it.
+    const service = await startService({ MONGO_URL: mongo.uri, SANDBOX_VIDEO_MS: '2500' });
+    const live = await call(service.url, 'GET', '/livez');
+    assert.equal(live.status, 200);
+    assert.equal(live.body.ok, true);
+    const { token } = await editorUser(service);
+    const editor = editorClient(() => service, token);
+    const project = await editor.createProject({ name: 'drain' });
+    const storyboard = await editor.instruct(project.id, {
+      instruction: 'a 2-scene video about a lighthouse',
+    });
+    assert.equal(storyboard.status, 200);
+    const socket = await openEventsSocket(service.url, project.id, { token });
+    const probes = await keptAliveConnection(service.url);
+    assert.match(await probes.get('/healthz'), /^HTTP\/1\.1 200/);
+
+    const turn = editor.instruct(project.id, { instruction: 'continue' });
+    await socket.waitFor('the scene being rendered', (events) =>
+      events.some((e) => e.type === 'media.started'),
+    );
+    service.proc.child.kill('SIGTERM');
+    const close = await socket.waitForClose(5000);
+    assert.equal(close.code, 1012, 'the events socket is told to reconnect elsewhere');
+
+    const health = await probes.get('/healthz');
+    assert.match(health, /^HTTP\/1\.1 503/);
+    assert.match(health, /"draining":true/);
+    assert.match(await probes.get('/livez'), /^HTTP\/1\.1 200/, 'alive while it drains');
+    const refused = await probes.get('/api/v1/models');
+    assert.match(refused, /^HTTP\/1\.1 503/);
+    assert.match(refused, /shutting down/);
+    await probes.closed; // a refused request's connection is closed: the client retries elsewhere
+    await assert.rejects(
+      freshConnection(service.url),
+      /ECONNREFUSED/,
+      'a new connection is refused while draining',
+    );
+
+    const answer = await turn;
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    assert.equal(answer.body.clips_created?.length, 1, 'the turn ran to its end and placed its scene');
+    const exit = await service.proc.exited;
+    assert.equal(exit.code, 0);
+  });
+
+  it('leaves a turn still running when the grace ends to its lease: the next node fails it and takes new turns', async () => {
+    mongo ??= await startMongo();
+    const env = { MONGO_URL: mongo.uri, SHUTDOWN_GRACE_MS: '300', TURN_LEASE_MS: '1500' };
+    const first = await startService({ ...env, SANDBOX_VIDEO_MS: '8000' });
+    const { token } = await editorUser(first, { credits: 10_000 });
+    const before = editorClient(() => first, token);
+    const project = await before.createProject({ name: 'lapsed' });
+    await before.instruct(project.id, { instruction: 'a 2-scene video about a fox' });
+    const socket = await openEventsSocket(first.url, project.id, { token });
+    const turn = before.instruct(project.id, { instruction: 'continue' }).then(
+      (answer) => `answered ${answer.status}`,
+      (error: Error) => `failed: ${error.message}`,
+    );
+    await socket.waitFor('the scene being rendered', (events) =>
+      events.some((e) => e.type === 'media.started'),
+    );
+    const turnId = socket.events.find((event) => event.type === 'turn.started')!.turn_id;
+    const stoppedAt = Date.now();
+    first.proc.child.kill('SIGTERM');
+    const exit = await first.proc.exited;
+    assert.equal(exit.code, 0);
+    assert.ok(Date.now() - stoppedAt < 6000, 'the node left after its grace, not after the render');
+    assert.match(await turn, /^failed/, 'the instruct connection ended with the node');
+
+    const second = await startService({ ...env, SANDBOX_VIDEO_MS: '200' });
+    const replay = await openEventsSocket(second.url, project.id, { token, since: 0 });
+    const failed = await replay.waitFor(
+      'the lapsed turn to be failed',
+      (events) => events.some((event) => event.type === 'turn.failed' && event.turn_id === turnId),
+      20_000,
+    );
+    assert.ok(failed.length > 0);
+    const next = await editorClient(() => second, token).instruct(project.id, { instruction: 'continue' });
+    assert.equal(next.status, 200, `the project takes turns again: ${JSON.stringify(next.body)}`);
+    await replay.close();
+    await second.stop();
+  });
+});
+
+/** Opens a new TCP connection (fetch would reuse one of its pool's) and closes it again. */
+async function freshConnection(baseUrl: string): Promise<void> {
+  const { hostname, port } = new URL(baseUrl);
+  const socket = connect(Number(port), hostname);
+  await new Promise((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  socket.destroy();
+}
+
+/** One HTTP/1.1 connection kept open, on which requests are sent one after the other. */
+async function keptAliveConnection(baseUrl: string) {
+  const { hostname, port } = new URL(baseUrl);
+  const socket = connect(Number(port), hostname);
+  await new Promise((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  let buffered = '';
+  let waiting: (() => void) | undefined;
+  socket.on('data', (chunk) => {
+    buffered += chunk.toString('utf8');
+    waiting?.();
+  });
+  const closed = new Promise((resolve) => socket.on('close', resolve));
+  return {
+    closed,
+    /** The whole answer (head and body) to `GET path`. */
+    async get(path: string): Promise<string> {
+      buffered = '';
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      const complete = () => {
+        const end = buffered.indexOf('\r\n\r\n');
+        if (end < 0) return false;
+        const length = Number(/content-length: (\d+)/i.exec(buffered.slice(0, end))?.[1] ?? 0);
+        return buffered.length >= end + 4 + length;
+      };
+      while (!complete()) await new Promise<void>((resolve) => (waiting = resolve));
+      return buffered;
+    },
+  };
+}
 
 async function descendantsOf(pid: number): Promise<number[]> {
   const { readFileSync, readdirSync } = await import('node:fs');

@@ -195,22 +195,22 @@ describe('the sign-in page', () => {
     assert.ok(!page.text.includes('<script>alert(1)</script>'), 'the script tag reached the page');
     assert.ok(!page.text.includes("<b a='1'>"), 'a tag reached the page');
     assert.equal(hiddenFields(page.text).next, next, 'the hidden next holds the value itself');
-    // A value that is not a local path may be replaced by /account, but never reaches the page raw.
+    // A value that is not a local path may be replaced by the dashboard's /, but never reaches the page raw.
     const outside = '"><script>alert(2)</script>';
     const other = await newBrowser().get(`/sign-in?next=${encodeURIComponent(outside)}`);
     assertPage(other, 200);
     assert.ok(!other.text.includes('<script>alert(2)'), 'the script tag reached the page');
-    assert.ok(['/account', outside].includes(hiddenFields(other.text).next ?? ''), other.text);
+    assert.ok(['/', outside].includes(hiddenFields(other.text).next ?? ''), other.text);
   });
 
-  it('sends a browser that already has a session on to next, or /account', async () => {
+  it('sends a browser that already has a session on to next, or the dashboard', async () => {
     const user = await newUser('already');
     const browser = newBrowser();
     assertSeeOther(await signIn(browser, user.email, user.password), '/account');
     assertSeeOther(await browser.get('/sign-in?next=%2Fprojects%2F42'), '/projects/42');
-    assertSeeOther(await browser.get('/sign-in'), '/account');
+    assertSeeOther(await browser.get('/sign-in'), '/');
     for (const evil of ['//evil.example', 'https://evil.example', '/\\evil.example'])
-      assertSeeOther(await browser.get(`/sign-in?next=${encodeURIComponent(evil)}`), '/account');
+      assertSeeOther(await browser.get(`/sign-in?next=${encodeURIComponent(evil)}`), '/');
   });
 });
 
@@ -251,24 +251,24 @@ describe('POST /sign-in', () => {
     assertSeeOther(await signIn(newBrowser(), user.email.toUpperCase(), user.password), '/account');
   });
 
-  it('goes to a local next, and to /account for anything else (open redirects)', async () => {
+  it('goes to a local next, and to the dashboard (/) for anything else (open redirects)', async () => {
     const user = await newUser('next');
     const cases: [string, string][] = [
       ['/projects?sort=new&page=2', '/projects?sort=new&page=2'],
       ['/account', '/account'],
-      ['', '/account'],
-      ['//evil.example', '/account'],
-      ['//evil.example/account', '/account'],
-      ['https://evil.example', '/account'],
-      ['https://evil.example/account', '/account'],
-      ['/\\evil.example', '/account'],
-      ['\\\\evil.example', '/account'],
-      ['javascript:alert(1)', '/account'],
+      ['', '/'],
+      ['//evil.example', '/'],
+      ['//evil.example/account', '/'],
+      ['https://evil.example', '/'],
+      ['https://evil.example/account', '/'],
+      ['/\\evil.example', '/'],
+      ['\\\\evil.example', '/'],
+      ['javascript:alert(1)', '/'],
       // Browsers drop tabs and line breaks from URLs: `/\t/evil.example` is `//evil.example` to them.
-      ['/\t/evil.example', '/account'],
-      ['/\n/evil.example', '/account'],
-      ['/a\r\nset-cookie: x=y', '/account'],
-      ['evil.example', '/account'],
+      ['/\t/evil.example', '/'],
+      ['/\n/evil.example', '/'],
+      ['/a\r\nset-cookie: x=y', '/'],
+      ['evil.example', '/'],
     ];
     for (const [next, location] of cases) {
       const answer = await signIn(newBrowser(), user.email, user.password, next);

@@ -269,7 +269,7 @@ describe('pages', () => {
       null,
       '/a\nb',
     ]) {
-      assert.equal(localPath(next), '/account', String(next));
+      assert.equal(localPath(next), '/', String(next));
     }
   });
 

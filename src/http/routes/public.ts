@@ -1,4 +1,4 @@
-import { AccountResponse, HealthResponse } from '../../../schemas/account.ts';
+import { AccountResponse, HealthResponse, LivenessResponse } from '../../../schemas/account.ts';
 import { ModelsResponseSchema } from '../../../schemas/models.ts';
 import { ErrorSchema } from '../../../schemas/common.ts';
 import { AppError } from '../../domain/errors.ts';
@@ -45,26 +45,49 @@ export function accountRoute(users: UsersRepository): RouteDefinition {
   });
 }
 
-/** `GET /healthz` — no auth; 503 when a dependency is down. */
+/**
+ * `GET /healthz` — readiness, no auth (CONTRACT §12): 503 when a dependency is down or while the node drains
+ * (it stops; a load balancer should send no more requests here).
+ */
 export function healthRoute(
   check: () => Promise<{ mongo: 'up' | 'down'; nats: 'up' | 'down' | 'embedded' }>,
   nodeId: string,
+  draining: () => boolean,
 ): RouteDefinition {
   return {
     method: 'GET',
     path: '/healthz',
     auth: { kind: 'none' },
     tags: ['health'],
-    summary: 'Liveness and dependency health',
+    summary: 'Readiness: dependency health, and whether the node is draining',
     responses: {
-      200: { description: 'Healthy', schema: HealthResponse },
-      503: { description: 'A dependency is down' },
+      200: { description: 'Ready', schema: HealthResponse },
+      503: { description: 'A dependency is down, or the node is shutting down', schema: HealthResponse },
     },
     handle: async () => {
       const status = await check();
-      const ok = status.mongo === 'up' && status.nats !== 'down';
-      return reply(ok ? 200 : 503, { ok, node_id: nodeId, ...status });
+      const stopping = draining();
+      const ok = status.mongo === 'up' && status.nats !== 'down' && !stopping;
+      return reply(ok ? 200 : 503, {
+        ok,
+        node_id: nodeId,
+        ...status,
+        ...(stopping ? { draining: true } : {}),
+      });
     },
+  };
+}
+
+/** `GET /livez` — liveness, no auth: 200 while the process runs and serves (CONTRACT §12); checks nothing else. */
+export function livenessRoute(nodeId: string): RouteDefinition {
+  return {
+    method: 'GET',
+    path: '/livez',
+    auth: { kind: 'none' },
+    tags: ['health'],
+    summary: 'Liveness: the process is running',
+    responses: { 200: { description: 'Alive', schema: LivenessResponse } },
+    handle: async () => reply(200, { ok: true, node_id: nodeId }),
   };
 }
 

@@ -1,5 +1,5 @@
 import Type from 'typebox';
-import { PASSWORD_MAX_LENGTH } from '../../domain/password-rules.ts';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../domain/password-rules.ts';
 import { SESSION_TTL_MS, type SignedIn, type WebSessions } from '../../services/web-sessions.ts';
 import { defineRoute, type RequestContext, type RouteDefinition } from '../route.ts';
 import { FORM_MAX_BYTES, cookieOf, fromOwnOrigin, html, page, seeOther, type Html } from '../html.ts';
@@ -10,7 +10,10 @@ import { FORM_MAX_BYTES, cookieOf, fromOwnOrigin, html, page, seeOther, type Htm
 export const SESSION_COOKIE = 'mf_session';
 export const ACCOUNT_PATH = '/account';
 export const SIGN_IN_PATH = '/sign-in';
-const MAX_EMAIL_LENGTH = 320;
+/** Where a sign-in without `next` lands: the dashboard. */
+export const DASHBOARD_PATH = '/';
+/** The longest deliverable address (RFC 5321), as for users the admin API creates. */
+export const EMAIL_MAX_LENGTH = 254;
 
 /** What the account pages share with the consent page: the session behind a request, and the cookie. */
 export interface BrowserSessions {
@@ -39,9 +42,10 @@ export function sessionCookie(
 
 /** The sign-in page's link back to `next` (a local path; anything else could send the user elsewhere). */
 export function localPath(next: string | null | undefined): string {
-  if (!next || !next.startsWith('/') || next.startsWith('//') || next.startsWith('/\\')) return ACCOUNT_PATH;
+  if (!next || !next.startsWith('/') || next.startsWith('//') || next.startsWith('/\\'))
+    return DASHBOARD_PATH;
   const control = [...next].some((char) => char.charCodeAt(0) < 0x20 || char.charCodeAt(0) === 0x7f);
-  return control ? ACCOUNT_PATH : next;
+  return control ? DASHBOARD_PATH : next;
 }
 
 /** The page for a request that breaks the rules of forms (another origin, a missing CSRF token). */
@@ -56,6 +60,44 @@ export const forbiddenPage = () =>
       </p>`,
   );
 
+/** The email-and-password form of the sign-in and sign-up pages, with the message of a refused attempt. */
+export function credentialsForm(form: {
+  action: string;
+  submit: string;
+  email: string;
+  /** A password being chosen (sign-up): the browser offers to generate one; its minimum length is shown. */
+  newPassword: boolean;
+  message?: string | undefined;
+  hidden?: Html;
+}): Html {
+  const autocomplete = form.newPassword ? 'new-password' : 'current-password';
+  return html`${form.message ? html`<p class="error" role="alert">${form.message}</p>` : ''}
+    <form method="post" action="${form.action}">
+      ${form.hidden ?? ''}
+      <label for="email">Email</label>
+      <input
+        id="email"
+        name="email"
+        type="email"
+        autocomplete="username"
+        required
+        maxlength="${EMAIL_MAX_LENGTH}"
+        value="${form.email}"
+      />
+      <label for="password">Password</label>
+      <input
+        id="password"
+        name="password"
+        type="password"
+        autocomplete="${autocomplete}"
+        required
+        ${form.newPassword ? html`minlength="${PASSWORD_MIN_LENGTH}"` : ''}
+        maxlength="${PASSWORD_MAX_LENGTH}"
+      />
+      <button type="submit">${form.submit}</button>
+    </form>`;
+}
+
 function signInPage(
   status: number,
   next: string,
@@ -67,32 +109,18 @@ function signInPage(
     status,
     'Sign in',
     html`<h1>Sign in to MediaForge</h1>
-      ${message ? html`<p class="error" role="alert">${message}</p>` : ''}
-      <form method="post" action="${SIGN_IN_PATH}">
-        <input type="hidden" name="next" value="${next}" />
-        <label for="email">Email</label>
-        <input
-          id="email"
-          name="email"
-          type="email"
-          autocomplete="username"
-          required
-          maxlength="${MAX_EMAIL_LENGTH}"
-          value="${email}"
-        />
-        <label for="password">Password</label>
-        <input
-          id="password"
-          name="password"
-          type="password"
-          autocomplete="current-password"
-          required
-          maxlength="${PASSWORD_MAX_LENGTH}"
-        />
-        <button type="submit">Sign in</button>
-      </form>
+      ${credentialsForm({
+        action: SIGN_IN_PATH,
+        submit: 'Sign in',
+        email,
+        newPassword: false,
+        message,
+        hidden: html`<input type="hidden" name="next" value="${next}" />`,
+      })}
       <p class="muted">
-        Operators set passwords with <code>POST /api/admin/v1/users/&lt;id&gt;/password</code>.
+        No password yet? Ask your operator for a sign-in link, or for a password (<code
+          >POST /api/admin/v1/users/&lt;id&gt;/password</code
+        >).
       </p>`,
     headers ? { headers } : {},
   );
@@ -183,8 +211,8 @@ export function signInRoutes(browser: BrowserSessions): RouteDefinition[] {
         const next = localPath(fields?.get('next'));
         const email = fields?.get('email')?.trim() ?? '';
         const password = fields?.get('password') ?? '';
-        if (!email || !password || email.length > MAX_EMAIL_LENGTH || password.length > PASSWORD_MAX_LENGTH) {
-          return signInPage(400, next, 'Enter your email and password.', email.slice(0, MAX_EMAIL_LENGTH));
+        if (!email || !password || email.length > EMAIL_MAX_LENGTH || password.length > PASSWORD_MAX_LENGTH) {
+          return signInPage(400, next, 'Enter your email and password.', email.slice(0, EMAIL_MAX_LENGTH));
         }
         const outcome = await sessions.signIn(email, password, ctx.ip);
         if (outcome.kind === 'busy') {

@@ -2,21 +2,27 @@ import { CreateUserBody, PasswordBody, UserParams } from '../../../schemas/admin
 import { ErrorSchema } from '../../../schemas/common.ts';
 import { createChecker } from '../../../schemas/validate.ts';
 import { AppError } from '../../domain/errors.ts';
-import { PASSWORD_MAX_LENGTH } from '../../domain/password-rules.ts';
 import { RollingWindowLimiter } from '../../domain/rolling-window.ts';
 import type { AdminService } from '../../services/admin.ts';
 import type { SignInOutcome } from '../../services/web-sessions.ts';
 import { FORM_MAX_BYTES, fromOwnOrigin, html, page, seeOther } from '../html.ts';
 import { defineRoute, reply, type RouteDefinition } from '../route.ts';
-import { forbiddenPage, ownOrigin, sessionCookie, type BrowserSessions } from './sign-in.ts';
+import {
+  DASHBOARD_PATH,
+  EMAIL_MAX_LENGTH,
+  SIGN_IN_PATH,
+  credentialsForm,
+  forbiddenPage,
+  ownOrigin,
+  sessionCookie,
+  type BrowserSessions,
+} from './sign-in.ts';
 
 // The second way in (CONTRACT §11): one-time sign-in links that operators hand out, and self-registration when
 // `SIGNUP=open`. Both end like a sign-in: a session cookie and the dashboard.
 
-export const DASHBOARD_PATH = '/';
 const LINK_PATH = '/sign-in/link/:token';
 const SIGN_UP_PATH = '/sign-up';
-const MAX_EMAIL_LENGTH = 254;
 
 export interface SignUpRouteOptions extends BrowserSessions {
   admin: Pick<AdminService, 'createUser' | 'setPassword'>;
@@ -38,31 +44,8 @@ function signUpPage(status: number, message?: string, email = '', headers?: Reco
     status,
     'Create an account',
     html`<h1>Create your MediaForge account</h1>
-      ${message ? html`<p class="error" role="alert">${message}</p>` : ''}
-      <form method="post" action="${SIGN_UP_PATH}">
-        <label for="email">Email</label>
-        <input
-          id="email"
-          name="email"
-          type="email"
-          autocomplete="username"
-          required
-          maxlength="${MAX_EMAIL_LENGTH}"
-          value="${email}"
-        />
-        <label for="password">Password</label>
-        <input
-          id="password"
-          name="password"
-          type="password"
-          autocomplete="new-password"
-          required
-          minlength="10"
-          maxlength="${PASSWORD_MAX_LENGTH}"
-        />
-        <button type="submit">Create account</button>
-      </form>
-      <p class="muted">Already have an account? <a href="/sign-in">Sign in</a>.</p>`,
+      ${credentialsForm({ action: SIGN_UP_PATH, submit: 'Create account', email, newPassword: true, message })}
+      <p class="muted">Already have an account? <a href="${SIGN_IN_PATH}">Sign in</a>.</p>`,
     headers ? { headers } : {},
   );
 }
@@ -164,7 +147,7 @@ export function signUpRoutes(options: SignUpRouteOptions): RouteDefinition[] {
         if (!fromOwnOrigin(ctx, origin)) return forbiddenPage();
         const email = ctx.form?.get('email')?.trim() ?? '';
         const password = ctx.form?.get('password') ?? '';
-        const shownEmail = email.slice(0, MAX_EMAIL_LENGTH);
+        const shownEmail = email.slice(0, EMAIL_MAX_LENGTH);
         const checkedEmail = emailChecker.check({ email });
         if (!checkedEmail.ok) return signUpPage(400, checkedEmail.message, shownEmail);
         const checkedPassword = passwordChecker.check({ password });

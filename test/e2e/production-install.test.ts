@@ -62,7 +62,7 @@ describe('production install (npm ci --omit=dev --ignore-scripts, then dist/)', 
     for (const name of DEV_ONLY) assert.throws(() => require.resolve(name), { code: 'MODULE_NOT_FOUND' });
   });
 
-  it('serves from dist/ in embedded mode and stops on SIGTERM', async () => {
+  it('serves the API and the dashboard from dist/ in embedded mode, the demo user signs in, and it stops on SIGTERM', async () => {
     const proc = watchProcess(
       process.execPath,
       ['--enable-source-maps', join(dir, 'dist/src/cli/main.js'), 'serve'],
@@ -78,6 +78,30 @@ describe('production install (npm ci --omit=dev --ignore-scripts, then dist/)', 
       const models = await call<{ models: unknown[] }>(url, 'GET', '/api/v1/models', { token: apiKey });
       assert.equal(models.status, 200);
       assert.equal(models.body.models.length, 3);
+
+      // The dashboard, and the banner's demo credentials signing in to it (CONTRACT §11).
+      const page = await fetch(`${url}/`);
+      assert.equal(page.status, 200);
+      assert.match(await page.text(), /<script type="module"[^>]* src="\/assets\/[^"]+\.js"/);
+      const demo = proc.lines
+        .map((line) => /sign in as (\S+) with the password (\S+)\)/.exec(line))
+        .find(Boolean);
+      assert.ok(demo, 'the banner prints the demo user and password');
+      const signIn = await fetch(`${url}/sign-in`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: url },
+        body: new URLSearchParams({ email: demo[1]!, password: demo[2]!, next: '/' }),
+      });
+      assert.equal(signIn.status, 303);
+      assert.equal(signIn.headers.get('location'), '/');
+      const cookie = /mf_session=[^;]+/.exec(signIn.headers.get('set-cookie') ?? '')?.[0];
+      assert.ok(cookie, 'a session cookie');
+      const session = await call<{ user: { email: string } }>(url, 'GET', '/api/dashboard/v1/session', {
+        headers: { cookie },
+      });
+      assert.equal(session.status, 200);
+      assert.equal(session.body.user.email, demo[1]);
     } finally {
       const exit = await stopProcess(proc, 'SIGTERM', 20_000);
       assert.deepEqual(exit, { code: 0, signal: null }, proc.lines.join('\n'));

@@ -8,5 +8,6 @@ export * from './features/index.ts';
 export * from './http/index.ts';
 export * from './observability/index.ts';
 export * from './ports/index.ts';
+export * from './processes/index.ts';
 export * from './services/index.ts';
 export * from './mcp/index.ts';

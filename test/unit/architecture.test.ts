@@ -24,6 +24,7 @@ function sourceFiles(dir: string): string[] {
  */
 const WIRING = [
   'domain',
+  'processes',
   'ports',
   'schemas',
   'actors',
@@ -44,9 +45,11 @@ const LAYERS: Record<string, readonly string[]> = {
   config: ['domain', 'schemas'],
   observability: ['domain', 'ports'],
   actors: ['domain', 'ports', 'schemas'],
-  workers: ['domain', 'ports', 'schemas'],
+  // Child processes that die with their parent: for the adapters and workers that run ffmpeg and jongodb.
+  processes: [],
+  workers: ['domain', 'ports', 'schemas', 'processes'],
   services: ['domain', 'ports', 'schemas', 'actors'],
-  adapters: ['domain', 'ports', 'schemas', 'actors'],
+  adapters: ['domain', 'ports', 'schemas', 'actors', 'processes'],
   http: ['domain', 'ports', 'schemas', 'services', 'observability'],
   // The MCP server: an edge like http, over the same services.
   mcp: ['domain', 'ports', 'schemas', 'services'],
@@ -66,6 +69,7 @@ const LAYERS: Record<string, readonly string[]> = {
     'mcp',
     'observability',
     'ports',
+    'processes',
     'services',
   ],
 };

@@ -9,6 +9,7 @@ import { ProgressParser } from './progress.ts';
 
 export type { RunResult } from '../../src/ports/export-pool.ts';
 import type { RunResult } from '../../src/ports/export-pool.ts';
+import { tiedToThisThread } from '../../src/processes/tied-child.ts';
 
 export interface RunFfmpegOptions {
   ffmpegPath: string;
@@ -66,7 +67,9 @@ export function runFfmpeg(options: RunFfmpegOptions): Promise<RunResult> {
     return Promise.resolve({ ok: false, reason: 'aborted', code: null, signal: null, stderrTail: '' });
   }
   const nice = niceness > 0 ? findNice() : null;
-  const [command, argv] = nice ? [nice, ['-n', String(niceness), ffmpegPath, ...args]] : [ffmpegPath, args];
+  const [command, argv] = nice
+    ? tiedToThisThread(nice, ['-n', String(niceness), ffmpegPath, ...args])
+    : tiedToThisThread(ffmpegPath, args);
 
   return new Promise((resolve) => {
     const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'], detached: false });

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { tiedToThisThread } from '../../processes/tied-child.ts';
 
 /** An in-memory MongoDB-wire server started by this process (embedded mode). */
 export interface EmbeddedMongo {
@@ -24,8 +25,12 @@ export function startEmbeddedMongo(): Promise<EmbeddedMongo> {
     );
   }
   const child = spawn(
-    binary,
-    ['--host=127.0.0.1', '--port=0', '--topology-profile=singleNodeReplicaSet', '--replica-set-name=rs0'],
+    ...tiedToThisThread(binary, [
+      '--host=127.0.0.1',
+      '--port=0',
+      '--topology-profile=singleNodeReplicaSet',
+      '--replica-set-name=rs0',
+    ]),
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

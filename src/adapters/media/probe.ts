@@ -5,6 +5,7 @@ import { AppError } from '../../domain/errors.ts';
 import type { ProbedMedia } from '../../ports/media-intake.ts';
 import { checkCompleteness } from './completeness.ts';
 import { SNIFF_BYTES, sniffContainer, type SniffedContainer } from './sniff.ts';
+import { tiedToThisThread } from '../../processes/tied-child.ts';
 
 /** The binaries (from `resolveFfmpeg`) and the time each child may take. */
 export interface MediaProbeOptions {
@@ -214,7 +215,7 @@ function describeRun(run: RunResult): string {
 function runLimited(command: string, args: string[], timeoutMs: number): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     // Arguments go straight to execve: no shell ever sees a path.
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(...tiedToThisThread(command, args), { stdio: ['ignore', 'pipe', 'pipe'] });
     if (child.pid !== undefined) {
       try {
         setPriority(child.pid, PROBE_NICENESS);

@@ -5,6 +5,7 @@ import { setPriority, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fontFile as packagedFontFile } from '../../media/ffmpeg-path.ts';
 import { imageRenderPlan, videoRenderPlan, type RenderPlan, type VideoPlanSpec } from './render-args.ts';
+import { tiedToThisThread } from '../../../processes/tied-child.ts';
 
 /** A video to render (sizes from `videoDimensions`): the plan's spec, with the input image's bytes. */
 export interface VideoRender extends VideoPlanSpec {
@@ -154,7 +155,9 @@ export function createSandboxRenderer(options: SandboxRendererOptions): SandboxR
     if (signal?.aborted) return Promise.reject(abortedError());
     return new Promise((resolvePromise, reject) => {
       // Arguments go straight to execve: no shell ever sees the prompt or a path.
-      const child = spawn(options.ffmpegPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(...tiedToThisThread(options.ffmpegPath, args), {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
       children.add(child);
       // Renders yield the CPU to the API: a queue of renders must never slow down submits and reads.
       if (child.pid !== undefined) {

@@ -1,12 +1,14 @@
-// Runs every test file under test/unit, test/integration and test/e2e (Node 20's --test does not expand
-// globs), two files at a time: each integration/e2e file starts its own servers, and the machine has 2 cores.
+// Runs every test file under test/unit, test/integration, test/e2e and test/cluster (Node 20's --test does not
+// expand globs), two files at a time: each integration/e2e file starts its own servers, and the machine has 2
+// cores. `tsx test/run.ts chaos` (npm run test:chaos) runs the chaos tests of a local cluster, which take minutes.
 import { readdirSync, statSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const suites = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['unit', 'integration', 'e2e'];
+const suites =
+  process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['unit', 'integration', 'e2e', 'cluster'];
 
 function testFiles(dir: string): string[] {
   return readdirSync(dir)
@@ -24,8 +26,12 @@ const FILE_TIMEOUT_MS = 420_000;
 
 // Files that must have the machine to themselves: the actor cluster test counts every command's answer
 // against ack-wait time-outs, and the export tests' ffmpeg runs (fixtures, renders, analysis) on both cores
-// starved it into time-outs when the two shared them. They run first, one at a time.
-const ALONE = new Set(['test/integration/actors/cluster.test.ts']);
+// starved it into time-outs when the two shared them. The local clusters (test/cluster, test/chaos: three NATS
+// servers and three service nodes each) would starve anything beside them. They run first, one at a time.
+const ALONE_FILES = new Set(['test/integration/actors/cluster.test.ts']);
+const ALONE_FOLDERS = ['test/cluster/', 'test/chaos/'];
+const runsAlone = (file: string) =>
+  ALONE_FILES.has(file) || ALONE_FOLDERS.some((folder) => file.startsWith(folder));
 
 const files = suites.flatMap((suite) => testFiles(join(root, 'test', suite))).map((f) => relative(root, f));
 const run = (concurrency: number, chosen: string[]): number => {
@@ -44,12 +50,9 @@ const run = (concurrency: number, chosen: string[]): number => {
   );
   return result.status ?? 1;
 };
-const alone = run(
-  1,
-  files.filter((file) => ALONE.has(file)),
-);
+const alone = run(1, files.filter(runsAlone));
 const shared = run(
   2,
-  files.filter((file) => !ALONE.has(file)),
+  files.filter((file) => !runsAlone(file)),
 );
 process.exit(alone !== 0 ? alone : shared);

@@ -19,6 +19,7 @@ import { startLocalCluster, type LocalCluster } from '../helpers/local-cluster.t
 import { adminClient } from '../helpers/service.ts';
 import { makeMedia } from '../helpers/editor.ts';
 import { load1, percentile, verdict } from '../helpers/bench.ts';
+import { seededRandom } from '../helpers/random.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 25);
 const WARMUP_SECONDS = 5;
@@ -46,16 +47,6 @@ const MIX: [Op, number][] = [
   ['rename', 12],
   ['move', 13],
 ];
-
-/** A small deterministic generator (mulberry32), so both runs draw the same sequence of calls. */
-function random(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function pick(r: number): Op {
   let acc = 0;
@@ -217,7 +208,7 @@ async function runOnce(nodeCount: number): Promise<RunResult> {
 
     const worker = async (c: number) => {
       const caller = callers[c]!;
-      const draw = random(1000 + c);
+      const draw = seededRandom(1000 + c);
       while (!stop) {
         const n = counter++;
         const op = pick(draw());

@@ -14,6 +14,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startService, adminClient, type RunningService } from '../helpers/service.ts';
 import { ImageGenerateBody, VideoGenerateBody } from '../../schemas/jobs.ts';
+import { seededRandom } from '../helpers/random.ts';
 
 const SEED = Number(process.env.MF_FUZZ_SEED ?? 20_261_006);
 const RANDOM_CASES = Number(process.env.MF_FUZZ_CASES ?? 1500);
@@ -22,16 +23,9 @@ const CONCURRENCY = 8;
 const TOO_DEEP = 'Request body is nested too deeply';
 const PRIVATE_HOOK = 'url must not point to a private or local address';
 
-/** mulberry32: a small seeded PRNG, good enough to pick cases. */
+/** A small seeded PRNG, good enough to pick cases. */
 function prng(seed: number) {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = seededRandom(seed);
   return {
     next,
     int: (n: number) => Math.floor(next() * n),

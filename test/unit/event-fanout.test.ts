@@ -10,6 +10,7 @@ import {
   type FanoutSink,
   type JoiningSocket,
 } from '../../src/services/event-fanout.ts';
+import { seededRandom } from '../helpers/random.ts';
 
 const P = 'p1';
 const topic = (projectId: string) => `project.${projectId}`;
@@ -368,17 +369,8 @@ type World = ReturnType<typeof world>;
 /** Warnings and errors the fan-out logged, as `level msg`. */
 const logged = (w: World) => w.log.lines.map((line) => `${String(line.level)} ${String(line.msg)}`);
 
-/** A small seeded PRNG (mulberry32), so a failing run can be replayed from its seed. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A small seeded PRNG, so a failing run can be replayed from its seed. */
+const prng = seededRandom;
 
 /**
  * How committed events reach this node: `prompt` — published at the commit; `lagging` — published later, in

@@ -16,6 +16,7 @@ import { useMongoClient } from '../../helpers/mongo.ts';
 import { startNats, skipWithoutNats } from '../../helpers/nats.ts';
 import { watchProcess, stopProcess, type WatchedProcess } from '../../helpers/processes.ts';
 import type { PlannedCommand } from './cluster-node.ts';
+import { seededRandom } from '../../helpers/random.ts';
 
 const NODE_SCRIPT = fileURLToPath(new URL('./cluster-node.ts', import.meta.url));
 const USERS = 20;
@@ -23,19 +24,9 @@ const OPENING = 500;
 const ACK_WAIT_MS = 2000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A small deterministic PRNG (mulberry32), so a failure can be replayed. */
-function random(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Each node's commands: interleaved over the users, about two debits for each refund. */
 function plans(nodes: number, perNode: number, seed: number): PlannedCommand[][] {
-  const next = random(seed);
+  const next = seededRandom(seed);
   return Array.from({ length: nodes }, (_, node) => {
     const counters = new Array<number>(USERS).fill(0);
     return Array.from({ length: perNode }, (): PlannedCommand => {

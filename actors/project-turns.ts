@@ -140,7 +140,13 @@ async function expireIfDue(
   await commitAs(context, project, turn.turn_id, {
     next,
     events: turn.started
-      ? [turnFailed(turn, 'The turn was interrupted: its server stopped before it finished', 500)]
+      ? [
+          turnFailed(
+            turn,
+            'The turn was interrupted: its lease lapsed (its server stopped, or could not reach the cluster)',
+            500,
+          ),
+        ]
       : [],
   });
   return loadProject(context);

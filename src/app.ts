@@ -67,14 +67,15 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
   });
   const features: Feature[] = [];
   const gate = createDrainGate();
-  // CONTRACT §12: readiness turns 503 and new requests are refused (retry elsewhere), the front stops accepting,
-  // clients hear what they must (sockets: reconnect elsewhere), in-flight requests — turns, exports — finish
-  // within the grace, and only then is closed what they may need.
+  // CONTRACT §12: readiness turns 503 and new requests are refused (retry elsewhere), clients hear what they
+  // must (sockets: reconnect elsewhere), in-flight requests — turns, exports — finish within the grace, and
+  // only then is closed what they may need.
   const shutdown = async (graceMs: number) => {
     const deadline = Date.now() + graceMs; // one grace for everything that runs, not one per step
     const remaining = () => Math.max(0, deadline - Date.now());
+    // Still listening until the grace ends: probes on new connections are answered (`/livez` 200, `/healthz`
+    // 503), and any other new request gets the gate's 503, which a proxy retries elsewhere.
     gate.close();
-    server.stopListening();
     for (const feature of features) {
       await feature.drain?.(remaining()).catch((error: unknown) => log.error({ err: error }, 'drain failed'));
     }

@@ -21,9 +21,10 @@ export interface HttpServer {
   sockets<T>(pattern: string, behavior: SocketBehavior<T>): void;
   /** Sends a text message to every socket subscribed to `topic` (uWS pub/sub); false when none is. */
   publish(topic: string, message: string): boolean;
-  /** Stops accepting connections (those open are served on). */
-  stopListening(): void;
-  /** Stops accepting connections, waits (bounded) for in-flight requests, then closes every socket. */
+  /**
+   * Waits (bounded) for in-flight requests, still accepting connections (a draining node answers its probes,
+   * and refuses other requests itself), then stops listening and closes every socket.
+   */
   close(graceMs: number): Promise<void>;
   readonly inFlight: number;
 }
@@ -194,9 +195,7 @@ export function startHttpServer(options: {
         get inFlight() {
           return inFlight;
         },
-        stopListening,
         async close(graceMs) {
-          stopListening();
           if (inFlight > 0) {
             await new Promise<void>((done) => {
               const timer = setTimeout(done, graceMs);
@@ -206,6 +205,7 @@ export function startHttpServer(options: {
               };
             });
           }
+          stopListening();
           app.close();
         },
       });

@@ -5,7 +5,7 @@
 //       again;
 //   (b) one NATS node killed and started again;
 //   (c) a rolling restart (SIGTERM, graceful, then start) of the three service nodes one after the other.
-// After each, the invariants (chaos-invariants.ts) run and print their figures: the ledger holds every
+// After each, the invariants (check-*.ts) run and print their figures: the ledger holds every
 // acknowledged credit operation once and balances add up; every job is terminal with one delivery id (a
 // repeated attempt only where a node died mid-attempt); every events client has every event once, in order;
 // requests failed only on a killed node's connections or as 503 `unavailable` ≤ 10 s while a NATS node was
@@ -15,9 +15,9 @@
 //
 // jongodb, the test MongoDB server, does not apply conditional updates atomically across connections (here:
 // across nodes), so the guards that make the ledger's commit and the job and delivery moves happen once on
-// MongoDB prove nothing here; chaos-invariants.ts checks instead that the actors serialised them (each user's
-// ledger one unbroken chain of seqs and balances, one charge and at most one refund per job, one 2xx delivery
-// per job but for kill-explained repeats).
+// MongoDB prove nothing here; check-ledger.ts and check-jobs.ts check instead that the actors serialised them
+// (each user's ledger one unbroken chain of seqs and balances, one charge and at most one refund per job, one
+// 2xx delivery per job but for kill-explained repeats).
 //
 //   npm run test:chaos   (or: node --import tsx --test --test-timeout=600000 test/chaos/chaos.test.ts)
 import { describe, it, before, after } from 'node:test';
@@ -28,20 +28,16 @@ import type { MongoClient } from 'mongodb';
 import { startLocalCluster, type LocalCluster } from '../helpers/local-cluster.ts';
 import { skipWithoutNats } from '../helpers/nats.ts';
 import { sleep } from '../helpers/wait.ts';
-import { ChaosLoad, type RequestRecord, type ClusterTraffic } from './chaos-load.ts';
-import {
-  checkEvents,
-  checkFailures,
-  checkJobsAndWebhooks,
-  checkLedger,
-  checkLeftovers,
-  clusterFfmpeg,
-  connectMongo,
-  latencies,
-  report,
-  settle,
-  type Figure,
-} from './chaos-invariants.ts';
+import { ChaosLoad } from './chaos-load.ts';
+import { checkEvents } from './check-events.ts';
+import { checkFailures } from './check-failures.ts';
+import { checkJobsAndWebhooks } from './check-jobs.ts';
+import { checkLedger } from './check-ledger.ts';
+import { checkLeftovers, clusterFfmpeg } from './check-leftovers.ts';
+import { connectMongo } from './check-reads.ts';
+import { latencies, report, type Figure } from './figures.ts';
+import { settle } from './settle.ts';
+import type { ClusterTraffic, RequestRecord } from './traffic.ts';
 
 const TURN_LEASE_MS = 3000;
 const SHUTDOWN_GRACE_MS = 10_000;

@@ -17,6 +17,12 @@ import {
 } from '../helpers/service.ts';
 import { sleep } from '../helpers/wait.ts';
 import {
+  assertNoSessionCookie,
+  assertPage,
+  assertSeeOther,
+  freshAddresses,
+} from '../helpers/account-pages.ts';
+import {
   Browser,
   findForm,
   findSetCookie,
@@ -62,11 +68,7 @@ after(async () => {
 });
 
 let counter = 0;
-/** A client address never used before in this file (from the benchmarking range 198.18.0.0/15). */
-function freshAddress(): string {
-  counter++;
-  return `198.18.${Math.floor(counter / 250)}.${(counter % 250) + 1}`;
-}
+const freshAddress = freshAddresses();
 
 /** A browser on the main service with an address of its own (or the one given). */
 function newBrowser(address = freshAddress(), target: RunningService = service): Browser {
@@ -113,31 +115,6 @@ async function timed(action: () => Promise<Page>): Promise<{ page: Page; ms: num
   const started = performance.now();
   const page = await action();
   return { page, ms: performance.now() - started };
-}
-
-/** Every HTML page: content type, no framing, no caching. */
-function assertPage(page: Page, status: number): void {
-  const what = `${page.status} ${page.url}: ${page.text.slice(0, 300)}`;
-  assert.equal(page.status, status, what);
-  assert.equal(page.headers.get('content-type')?.toLowerCase(), 'text/html; charset=utf-8', what);
-  assert.equal(page.headers.get('x-frame-options')?.toUpperCase(), 'DENY', what);
-  assert.match(page.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/, what);
-  assert.match(page.headers.get('cache-control') ?? '', /no-store/, what);
-}
-
-/** A 303 to `location` (exactly). */
-function assertSeeOther(page: Page, location: string): void {
-  assert.equal(page.status, 303, `${page.url}: ${page.status} ${page.text.slice(0, 300)}`);
-  assert.equal(page.location, location);
-}
-
-/** An answer that sets no session cookie. */
-function assertNoSessionCookie(page: Page): void {
-  const cookie = findSetCookie(page, 'mf_session');
-  assert.ok(
-    cookie === undefined || cookie.value === '',
-    `unexpected Set-Cookie: ${page.setCookies.join(' | ')}`,
-  );
 }
 
 /** `GET /account`: 200 "Signed in as <email>", or fails. */

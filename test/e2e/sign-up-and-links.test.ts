@@ -8,6 +8,12 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { MongoClient } from 'mongodb';
+import {
+  assertNoSessionCookie,
+  assertPage,
+  assertSeeOther,
+  freshAddresses,
+} from '../helpers/account-pages.ts';
 import { startMongo, type TestMongo } from '../helpers/mongo.ts';
 import {
   startService,
@@ -65,11 +71,7 @@ after(async () => {
 });
 
 let counter = 0;
-/** A client address never used before in this file (from the benchmarking range 198.18.0.0/15). */
-function freshAddress(): string {
-  counter++;
-  return `198.18.${Math.floor(counter / 250)}.${(counter % 250) + 1}`;
-}
+const freshAddress = freshAddresses();
 
 function newBrowser(address = freshAddress(), target: RunningService = service): Browser {
   return new Browser(target.url, { headers: { 'x-forwarded-for': address } });
@@ -78,20 +80,6 @@ function newBrowser(address = freshAddress(), target: RunningService = service):
 const freshEmail = (prefix: string) =>
   `${prefix}-${++counter}-${randomBytes(3).toString('hex')}@example.com`.toLowerCase();
 const freshPassword = () => `correct horse ${randomBytes(6).toString('hex')}`;
-
-/** An HTML page of the account pages: content type, never framed, never cached. */
-function assertPage(page: Page, status: number): void {
-  const what = `${page.status} ${page.url}: ${textContent(page.text).slice(0, 300)}`;
-  assert.equal(page.status, status, what);
-  assert.match(page.headers.get('content-type') ?? '', /^text\/html/i, what);
-  assert.equal(page.headers.get('x-frame-options')?.toUpperCase(), 'DENY', what);
-  assert.match(page.headers.get('cache-control') ?? '', /no-store/, what);
-}
-
-function assertSeeOther(page: Page, location: string): void {
-  assert.equal(page.status, 303, `${page.url}: ${page.status} ${textContent(page.text).slice(0, 300)}`);
-  assert.equal(page.location, location);
-}
 
 /** The answer set the session cookie, with the attributes of /sign-in's. */
 function assertSessionCookie(page: Page): void {
@@ -102,14 +90,6 @@ function assertSessionCookie(page: Page): void {
   assert.equal(cookie.attributes.httponly, true);
   assert.equal(String(cookie.attributes.samesite).toLowerCase(), 'lax');
   assert.equal(cookie.attributes.secure, undefined, 'no Secure on http');
-}
-
-function assertNoSessionCookie(page: Page): void {
-  const cookie = findSetCookie(page, 'mf_session');
-  assert.ok(
-    cookie === undefined || cookie.value === '',
-    `unexpected Set-Cookie: ${page.setCookies.join(' | ')}`,
-  );
 }
 
 interface SessionView {

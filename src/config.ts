@@ -95,6 +95,10 @@ export const EnvSchema = Type.Object({
   EXPORT_TIMEOUT_MS: Int({ minimum: 1000, default: 600_000 }),
   EXPORT_CONCURRENCY: Type.Optional(Int({ minimum: 1, maximum: 64 })),
   EXPORT_WORK_DIR: Type.String({ minLength: 1, default: './data/export' }),
+  TIMELINE_MAX_SEC: Int({ minimum: 1, maximum: 86_400, default: 1800 }),
+  IMAGE_MAX_PIXELS: Int({ minimum: 1, default: 40_000_000 }),
+  EXPORT_PER_USER: Int({ minimum: 1, default: 1 }),
+  DASHBOARD_RATE_PER_MINUTE: Int({ minimum: 1, default: 600 }),
 });
 
 export type Env = Static<typeof EnvSchema>;
@@ -176,6 +180,14 @@ export interface Config {
   exportConcurrency: number;
   /** Where exports stage their sources and record their ffmpeg pids (`EXPORT_WORK_DIR`). */
   exportWorkDir: string;
+  /** Longest timeline of one video, the end of its last clip on any track (`TIMELINE_MAX_SEC`). */
+  timelineMaxSec: number;
+  /** Largest image, width × height, accepted from users (`IMAGE_MAX_PIXELS`). */
+  imageMaxPixels: number;
+  /** Exports of one user encoding at once; the user's others wait their turn (`EXPORT_PER_USER`). */
+  exportPerUser: number;
+  /** Requests per minute of one dashboard session, its bearer tokens included (`DASHBOARD_RATE_PER_MINUTE`). */
+  dashboardRatePerMinute: number;
   /** Fixed tuning (not environment variables): measured choices, kept here so every setting is in one place. */
   tuning: Tuning;
 }
@@ -399,6 +411,10 @@ function toConfig(env: Env): Config {
     exportTimeoutMs: env.EXPORT_TIMEOUT_MS,
     exportConcurrency: env.EXPORT_CONCURRENCY ?? availableParallelism(),
     exportWorkDir: env.EXPORT_WORK_DIR,
+    timelineMaxSec: env.TIMELINE_MAX_SEC,
+    imageMaxPixels: env.IMAGE_MAX_PIXELS,
+    exportPerUser: env.EXPORT_PER_USER,
+    dashboardRatePerMinute: env.DASHBOARD_RATE_PER_MINUTE,
     tuning: { ...TUNING },
   };
 }

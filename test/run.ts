@@ -1,6 +1,7 @@
 // Runs every test file under test/unit, test/integration, test/e2e and test/cluster (Node 20's --test does not
 // expand globs), two files at a time: each integration/e2e file starts its own servers, and the machine has 2
-// cores. `tsx test/run.ts chaos` (npm run test:chaos) runs the chaos tests of a local cluster, which take minutes.
+// cores. `tsx test/run.ts chaos` (npm run test:chaos) runs the chaos tests of a local cluster, which take minutes;
+// `tsx test/run.ts fuzz` (npm run test:fuzz) the fuzz run of at least 10 000 requests over every route family.
 import { readdirSync, statSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join, relative } from 'node:path';

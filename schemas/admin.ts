@@ -1,5 +1,6 @@
 import Type, { type Static } from 'typebox';
 import { SCOPES } from '../src/domain/scopes.ts';
+import { defaulted } from './common.ts';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../src/domain/password-rules.ts';
 
 const scopeList = SCOPES.join(', ');
@@ -11,12 +12,14 @@ export const CreateUserBody = Type.Object({
     maxLength: 254,
     errorMessage: 'email must be a valid email address',
   }),
-  credits: Type.Integer({
-    minimum: 0,
-    maximum: 1_000_000_000,
-    default: 0,
-    errorMessage: 'credits must be an integer from 0 to 1000000000',
-  }),
+  credits: defaulted(
+    Type.Integer({
+      minimum: 0,
+      maximum: 1_000_000_000,
+      default: 0,
+      errorMessage: 'credits must be an integer from 0 to 1000000000',
+    }),
+  ),
 });
 
 export const UserSchema = Type.Object({ id: Type.String(), email: Type.String(), credits: Type.Integer() });
@@ -28,12 +31,14 @@ export const UsersPageResponse = Type.Object({
 
 /** `GET /users` and `GET /audit` paging. */
 export const ListQuery = Type.Object({
-  limit: Type.Integer({
-    minimum: 1,
-    maximum: 1000,
-    default: 100,
-    errorMessage: 'limit must be an integer from 1 to 1000',
-  }),
+  limit: defaulted(
+    Type.Integer({
+      minimum: 1,
+      maximum: 1000,
+      default: 100,
+      errorMessage: 'limit must be an integer from 1 to 1000',
+    }),
+  ),
   cursor: Type.Optional(Type.String({ minLength: 1, errorMessage: 'cursor is invalid' })),
 });
 
@@ -44,12 +49,14 @@ export const CreditGrantBody = Type.Object({
     maximum: 1_000_000_000,
     errorMessage: 'amount must be a non-zero integer',
   }),
-  reason: Type.String({
-    minLength: 1,
-    maxLength: 200,
-    default: 'admin_grant',
-    errorMessage: 'reason must be 1 to 200 characters',
-  }),
+  reason: defaulted(
+    Type.String({
+      minLength: 1,
+      maxLength: 200,
+      default: 'admin_grant',
+      errorMessage: 'reason must be 1 to 200 characters',
+    }),
+  ),
   op_id: Type.Optional(
     Type.String({ minLength: 1, maxLength: 128, errorMessage: 'op_id must be 1 to 128 characters' }),
   ),
@@ -70,12 +77,14 @@ export const LedgerResponse = Type.Object({ entries: Type.Array(LedgerEntrySchem
 
 /** `POST /users/<id>/keys` body. */
 export const CreateKeyBody = Type.Object({
-  name: Type.String({
-    minLength: 1,
-    maxLength: 100,
-    default: 'API key',
-    errorMessage: 'name must be 1 to 100 characters',
-  }),
+  name: defaulted(
+    Type.String({
+      minLength: 1,
+      maxLength: 100,
+      default: 'API key',
+      errorMessage: 'name must be 1 to 100 characters',
+    }),
+  ),
   scopes: Type.Array(Type.Union(SCOPES.map((s) => Type.Literal(s))), {
     maxItems: SCOPES.length * 2,
     errorMessage: `scopes must be an array of: ${scopeList}`,
@@ -109,12 +118,14 @@ export const WebhookResponse = Type.Object({
 
 /** `GET /keys/<id>/deliveries` query. */
 export const DeliveriesQuery = Type.Object({
-  limit: Type.Integer({
-    minimum: 1,
-    maximum: 100,
-    default: 20,
-    errorMessage: 'limit must be an integer from 1 to 100',
-  }),
+  limit: defaulted(
+    Type.Integer({
+      minimum: 1,
+      maximum: 100,
+      default: 20,
+      errorMessage: 'limit must be an integer from 1 to 100',
+    }),
+  ),
 });
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
   Type.Union([schema, Type.Null()]);
@@ -139,12 +150,14 @@ export const DeliveriesResponse = Type.Object({ deliveries: Type.Array(WebhookDe
 
 /** `GET /audit` query. */
 export const AuditQueryParams = Type.Object({
-  limit: Type.Integer({
-    minimum: 1,
-    maximum: 1000,
-    default: 100,
-    errorMessage: 'limit must be an integer from 1 to 1000',
-  }),
+  limit: defaulted(
+    Type.Integer({
+      minimum: 1,
+      maximum: 1000,
+      default: 100,
+      errorMessage: 'limit must be an integer from 1 to 1000',
+    }),
+  ),
   key_id: Type.Optional(Type.String({ minLength: 1 })),
   kind: Type.Optional(Type.Union([Type.Literal('request'), Type.Literal('webhook_attempt')])),
 });

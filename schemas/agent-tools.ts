@@ -1,5 +1,6 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import { literalUnion } from './common.ts';
+import { EXPORT_FITS } from './editor.ts';
 import { CLIP_VOLUME_MAX, PROJECT_ASPECT_RATIOS, TRACKS } from '../src/domain/editor.ts';
 import {
   VIDEO_DURATIONS_SECONDS,
@@ -26,6 +27,9 @@ export const ClipTimingFields = {
 
 /** Tool parameters admit no other property: nothing the runtime did not check reaches a command. */
 const closed = (description: string) => ({ description, additionalProperties: false });
+
+/** The export qualities `export_video` takes: only the final encode today (docs/editor.md). */
+export const EXPORT_QUALITIES = ['final'] as const;
 
 export const AGENT_TOOLS = {
   list_assets: Type.Object({}, closed('The library: id, kind, source, prompt, duration')),
@@ -71,6 +75,21 @@ export const AGENT_TOOLS = {
   set_aspect_ratio: Type.Object(
     { aspect_ratio: literalUnion(PROJECT_ASPECT_RATIOS) },
     closed("Changes the target video's aspect ratio"),
+  ),
+  export_video: Type.Object(
+    {
+      fit: Type.Optional(
+        literalUnion(EXPORT_FITS, {
+          description: "'fit' letterboxes clips of another shape (default), 'fill' crops them",
+        }),
+      ),
+      quality: Type.Optional(
+        literalUnion(EXPORT_QUALITIES, { description: "'final' (the default and, for now, the only one)" }),
+      ),
+    },
+    closed(
+      'Exports the target video to one mp4 (as POST .../export) and answers its video_url; not a media generation',
+    ),
   ),
 } satisfies Record<string, TSchema>;
 

@@ -1,4 +1,4 @@
-import Type, { type Static } from 'typebox';
+import Type, { type Static, type TSchema } from 'typebox';
 
 /** The `{ error, ...fields }` body of every error answer (spec §7.1); extra fields may ride along. */
 export const ErrorSchema = Type.Object(
@@ -22,3 +22,18 @@ export const literalUnion = <T extends string | number>(
       options,
     ),
   );
+
+/**
+ * A field the client may leave out because the checker fills in its `default`: the schema is optional (absent
+ * from its object's `required`, as JSON Schema and MCP clients expect of a field with a default, docs/mcp.md),
+ * while the static type, which describes the checked value, keeps the field present.
+ */
+export function defaulted<T extends TSchema>(schema: T): T {
+  if (!('default' in schema)) throw new Error('defaulted: the schema has no default');
+  return Type.Optional(schema) as unknown as T;
+}
+
+/** An object of any fields (free-form metadata, event data): typed `object`, so schema linters accept it. */
+export const FreeFormObject = Type.Unsafe<Record<string, unknown>>(
+  Type.Object({}, { additionalProperties: true }),
+);

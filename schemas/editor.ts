@@ -11,7 +11,7 @@ import {
   DEFAULT_PROJECT_NAME,
 } from '../src/domain/editor.ts';
 import type { FieldRule } from './validate.ts';
-import { literalUnion } from './common.ts';
+import { FreeFormObject, defaulted, literalUnion } from './common.ts';
 
 // Request and answer bodies of the editor (spec §4.7, CONTRACT §4.1). Property order is the spec's table
 // order, which is the order the checks run in (CONTRACT §6); messages are CONTRACT §6's, word for word.
@@ -35,7 +35,7 @@ const Id = (field: string) =>
 export const CreateProjectBody = Type.Object({
   name: Type.Optional(Name),
   description: Type.Optional(Description),
-  aspect_ratio: Ratio({ default: '9:16' }),
+  aspect_ratio: defaulted(Ratio({ default: '9:16' })),
 });
 export type CreateProjectRequest = Static<typeof CreateProjectBody>;
 export const DEFAULT_NAME = DEFAULT_PROJECT_NAME;
@@ -71,11 +71,13 @@ export const InstructBody = Type.Object({
       },
     }),
   ),
-  image_urls: Type.Array(Type.String(), {
-    maxItems: TURN_IMAGE_URLS_MAX,
-    default: [],
-    errorMessage: `image_urls must be an array of at most ${TURN_IMAGE_URLS_MAX} https URLs`,
-  }),
+  image_urls: defaulted(
+    Type.Array(Type.String(), {
+      maxItems: TURN_IMAGE_URLS_MAX,
+      default: [],
+      errorMessage: `image_urls must be an array of at most ${TURN_IMAGE_URLS_MAX} https URLs`,
+    }),
+  ),
   video_id: Type.Optional(Id('video_id')),
 });
 export type InstructRequestBody = Static<typeof InstructBody>;
@@ -159,7 +161,9 @@ export const StateQuery = Type.Object({ video_id: Type.Optional(Type.String({ ma
 
 /** `GET .../messages`. */
 export const MessagesQuery = Type.Object({
-  limit: Type.Integer({ minimum: 1, maximum: 100, default: 50, errorMessage: 'limit must be 1-100' }),
+  limit: defaulted(
+    Type.Integer({ minimum: 1, maximum: 100, default: 50, errorMessage: 'limit must be 1-100' }),
+  ),
   cursor: Type.Optional(Type.String({ maxLength: 200, errorMessage: 'cursor is invalid' })),
 });
 
@@ -197,7 +201,7 @@ export const AssetSchema = Type.Object({
   kind: Type.String(),
   source: Type.String(),
   url: Type.String(),
-  metadata: Type.Record(Type.String(), Type.Unknown()),
+  metadata: FreeFormObject,
   created_at: Type.String({ format: 'date-time' }),
 });
 export const ClipSchema = Type.Object({
@@ -218,7 +222,7 @@ export const EventSchema = Type.Object({
   project_id: Type.String(),
   video_id: Type.Union([Type.String(), Type.Null()]),
   turn_id: Type.Union([Type.String(), Type.Null()]),
-  data: Type.Record(Type.String(), Type.Unknown()),
+  data: FreeFormObject,
 });
 export const StateResponse = Type.Object({
   project: ProjectSchema,

@@ -9,7 +9,7 @@ import {
   VIDEO_RESOLUTIONS,
 } from '../src/domain/models-catalog.ts';
 import type { FieldRule } from './validate.ts';
-import { literalUnion } from './common.ts';
+import { defaulted, literalUnion } from './common.ts';
 
 // Request bodies of spec §4.2 / §4.3. Property order is the spec's table order, which is also the order the
 // checks run in (CONTRACT §6); every message is the spec's §7.4 text or CONTRACT §6's, word for word.
@@ -29,7 +29,7 @@ const Prompt = Type.String({
 const Seed = Type.Integer({ description: 'Random when omitted', errorMessage: 'seed must be an integer' });
 
 const boolean = (name: string, defaultValue: boolean, description: string) =>
-  Type.Boolean({ default: defaultValue, description, errorMessage: `${name} must be a boolean` });
+  defaulted(Type.Boolean({ default: defaultValue, description, errorMessage: `${name} must be a boolean` }));
 
 /** `POST /api/v1/video/vidmodel-2/generate` body. */
 export const VideoGenerateBody = Type.Object({
@@ -41,18 +41,24 @@ export const VideoGenerateBody = Type.Object({
     }),
   ),
   fast: boolean('fast', false, 'Selects the fast variant (text-to-video only)'),
-  duration_seconds: literalUnion(VIDEO_DURATIONS_SECONDS, {
-    default: 5,
-    errorMessage: `duration_seconds must be one of ${VIDEO_DURATIONS_SECONDS.join(', ')}`,
-  }),
-  aspect_ratio: literalUnion(VIDEO_ASPECT_RATIOS, {
-    default: '16:9',
-    errorMessage: `aspect_ratio must be one of ${VIDEO_ASPECT_RATIOS.join(', ')}`,
-  }),
-  resolution: literalUnion(VIDEO_RESOLUTIONS, {
-    default: '720p',
-    errorMessage: `resolution must be one of ${VIDEO_RESOLUTIONS.join(', ')}`,
-  }),
+  duration_seconds: defaulted(
+    literalUnion(VIDEO_DURATIONS_SECONDS, {
+      default: 5,
+      errorMessage: `duration_seconds must be one of ${VIDEO_DURATIONS_SECONDS.join(', ')}`,
+    }),
+  ),
+  aspect_ratio: defaulted(
+    literalUnion(VIDEO_ASPECT_RATIOS, {
+      default: '16:9',
+      errorMessage: `aspect_ratio must be one of ${VIDEO_ASPECT_RATIOS.join(', ')}`,
+    }),
+  ),
+  resolution: defaulted(
+    literalUnion(VIDEO_RESOLUTIONS, {
+      default: '720p',
+      errorMessage: `resolution must be one of ${VIDEO_RESOLUTIONS.join(', ')}`,
+    }),
+  ),
   generate_audio: boolean('generate_audio', true, 'Native sound effects and ambient audio'),
   seed: Type.Optional(Seed),
 });
@@ -80,25 +86,31 @@ export function videoGenerateRules(accepts: ImageUrlAcceptance): FieldRule<Video
 /** `POST /api/v1/image/nano-banana/generate` body. */
 export const ImageGenerateBody = Type.Object({
   prompt: Prompt,
-  image_urls: Type.Array(Type.String(), {
-    maxItems: IMAGE_REFERENCE_URLS_MAX,
-    default: [],
-    description: `0 or 1 to ${IMAGE_REFERENCE_URLS_MAX} https URLs; a non-empty list runs the edit mode`,
-    errorMessage: {
-      items: 'image_urls items must be https URLs',
-      default: `image_urls must be an array of 1 to ${IMAGE_REFERENCE_URLS_MAX} https URLs`,
-    },
-  }),
-  num_images: Type.Integer({
-    minimum: 1,
-    maximum: IMAGES_PER_REQUEST_MAX,
-    default: 1,
-    errorMessage: `num_images must be 1-${IMAGES_PER_REQUEST_MAX}`,
-  }),
-  aspect_ratio: literalUnion(IMAGE_ASPECT_RATIOS, {
-    default: '1:1',
-    errorMessage: `aspect_ratio must be one of ${IMAGE_ASPECT_RATIOS.join(', ')}`,
-  }),
+  image_urls: defaulted(
+    Type.Array(Type.String(), {
+      maxItems: IMAGE_REFERENCE_URLS_MAX,
+      default: [],
+      description: `0 or 1 to ${IMAGE_REFERENCE_URLS_MAX} https URLs; a non-empty list runs the edit mode`,
+      errorMessage: {
+        items: 'image_urls items must be https URLs',
+        default: `image_urls must be an array of 1 to ${IMAGE_REFERENCE_URLS_MAX} https URLs`,
+      },
+    }),
+  ),
+  num_images: defaulted(
+    Type.Integer({
+      minimum: 1,
+      maximum: IMAGES_PER_REQUEST_MAX,
+      default: 1,
+      errorMessage: `num_images must be 1-${IMAGES_PER_REQUEST_MAX}`,
+    }),
+  ),
+  aspect_ratio: defaulted(
+    literalUnion(IMAGE_ASPECT_RATIOS, {
+      default: '1:1',
+      errorMessage: `aspect_ratio must be one of ${IMAGE_ASPECT_RATIOS.join(', ')}`,
+    }),
+  ),
   seed: Type.Optional(Seed),
 });
 export type ImageGenerateRequest = Static<typeof ImageGenerateBody>;
@@ -171,7 +183,9 @@ export const CancelResponse = Type.Object({
 
 /** `GET /api/v1/jobs` query (CONTRACT §4). */
 export const JobListQuery = Type.Object({
-  limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, errorMessage: 'limit must be 1-100' }),
+  limit: defaulted(
+    Type.Integer({ minimum: 1, maximum: 100, default: 20, errorMessage: 'limit must be 1-100' }),
+  ),
   status: Type.Optional(
     jobStatuses({ errorMessage: 'status must be one of processing, completed, failed, cancelled' }),
   ),

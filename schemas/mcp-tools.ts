@@ -13,7 +13,7 @@ import {
   VideoSchema,
 } from './editor.ts';
 import { ImageGenerateBody, JobParams, VideoGenerateBody } from './jobs.ts';
-import { literalUnion } from './common.ts';
+import { defaulted, literalUnion } from './common.ts';
 
 // Inputs and outputs of the MCP tools (CONTRACT §10). A tool that mirrors a REST call takes that call's body
 // plus its path ids and answers that call's 200 body, so the REST schemas are reused here: the same
@@ -121,13 +121,15 @@ export const McpJobIdInput = Type.Object({ job_id: JobParams.properties.job_id }
 /** `job_wait`. */
 export const McpJobWaitInput = Type.Object({
   job_id: JobParams.properties.job_id,
-  timeout_seconds: Type.Integer({
-    minimum: 1,
-    maximum: 600,
-    default: 300,
-    description: 'Longest wait in seconds (1 to 600, default 300); the job as it is then is returned',
-    errorMessage: 'timeout_seconds must be an integer from 1 to 600',
-  }),
+  timeout_seconds: defaulted(
+    Type.Integer({
+      minimum: 1,
+      maximum: 600,
+      default: 300,
+      description: 'Longest wait in seconds (1 to 600, default 300); the job as it is then is returned',
+      errorMessage: 'timeout_seconds must be an integer from 1 to 600',
+    }),
+  ),
 });
 
 /** `video_prompt_guide`. */

@@ -26,7 +26,9 @@ export const ModelParamSchema = Type.Object({
   ]),
   description: Type.Optional(Type.String()),
   required: Type.Optional(Type.Boolean()),
-  default: Type.Optional(Type.Unknown()),
+  default: Type.Optional(
+    Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Array(Type.String())]),
+  ),
   allowed: Type.Optional(Type.Array(Type.Union([Type.String(), Type.Number(), Type.Boolean()]))),
   min: Type.Optional(Type.Number()),
   max: Type.Optional(Type.Number()),

@@ -104,11 +104,12 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
         editorJobFinished(job);
       }),
     );
-    const editor = wired(editorFeature(config, platform, jobs.service));
+    // The export before the editor: the agents export too (`export_video`), and it stops after them.
+    const exports = wired(exportFeature(config, platform));
+    const editor = wired(editorFeature(config, platform, jobs.service, exports.service));
     editorJobFinished = (job) => editor.jobFinished(job);
     webhooks.alsoTell((job) => editor.addDelivered(job));
     wired(eventsFeature(config, platform, server));
-    const exports = wired(exportFeature(config, platform));
     wired(
       await mcpFeature(config, platform, {
         jobs: jobs.service,

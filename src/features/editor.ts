@@ -15,6 +15,7 @@ import { createEditorService, type EditorService } from '../services/editor.ts';
 import { createEditorTurns, type EditorTurns } from '../services/editor-turns.ts';
 import { createGeneratedAssets } from '../services/generated-assets.ts';
 import { isAcceptedImageUrl, ownMediaId } from '../services/inbound-images.ts';
+import type { ExportService } from '../services/export.ts';
 import type { JobsService } from '../services/jobs.ts';
 import { startPeriodicTask, type PeriodicTask } from '../services/periodic-task.ts';
 import { createTurnMedia } from '../services/turn-media.ts';
@@ -48,6 +49,8 @@ export function editorFeature(
   config: EditorConfig,
   platform: Platform,
   jobsService: JobsService,
+  /** The export feature's service: the agents' `export_video` exports as `POST .../export` does. */
+  exports: Pick<ExportService, 'export'>,
 ): Feature & {
   editor: EditorService;
   turns: EditorTurns;
@@ -101,6 +104,7 @@ export function editorFeature(
       progressIntervalMs: config.tuning.mediaProgressIntervalMs,
       logger: log,
     }),
+    exports,
     mediaUrl,
     nodeId: config.nodeId,
     turnLeaseMs: config.turnLeaseMs,

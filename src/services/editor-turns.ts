@@ -14,7 +14,13 @@ import type { ThreadRepository } from '../ports/thread-repository.ts';
 import type { EventHistory, ProjectEvent } from '../ports/event-history.ts';
 import type { TurnMedia } from './turn-media.ts';
 import { TurnAborted, TurnLost, TurnSession, type TurnEventDraft } from './turn-session.ts';
-import { agentClip, createTurnTools, libraryItem, type TurnResults } from './turn-tools.ts';
+import {
+  agentClip,
+  createTurnTools,
+  libraryItem,
+  type TurnResults,
+  type TurnToolsDeps,
+} from './turn-tools.ts';
 import { refundDroppedTurn, turnChargeOpId } from './turn-refunds.ts';
 import { createTurnReferences, type TurnReference } from './turn-references.ts';
 import { createTurnWaiters } from './turn-waiters.ts';
@@ -31,6 +37,8 @@ export interface EditorTurnsDeps {
   intake: MediaIntake;
   agent: AgentModel;
   media: TurnMedia;
+  /** The export service, for the agents' `export_video`. */
+  exports: TurnToolsDeps['exports'];
   mediaUrl(mediaId: string): string;
   nodeId: string;
   turnLeaseMs: number;
@@ -151,7 +159,13 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
       created_at: startedAt,
     };
     const { tools, results } = createTurnTools(
-      { projects: deps.projects, assets: deps.assets, media: deps.media, mediaUrl: deps.mediaUrl },
+      {
+        projects: deps.projects,
+        assets: deps.assets,
+        media: deps.media,
+        exports: deps.exports,
+        mediaUrl: deps.mediaUrl,
+      },
       session,
     );
     try {

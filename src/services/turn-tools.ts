@@ -11,6 +11,8 @@ import { newId } from '../domain/ids.ts';
 import type { AgentClip, AgentLibraryItem, AgentTools, ToolOutcome } from '../ports/agent-model.ts';
 import type { AssetRecord, AssetsRepository } from '../ports/assets-repository.ts';
 import type { ClipRecord, ProjectRecord, ProjectsRepository } from '../ports/projects-repository.ts';
+import { exportErrorCode } from '../domain/export-errors.ts';
+import type { ExportService } from './export.ts';
 import type { TurnMedia } from './turn-media.ts';
 import { TurnAborted, TurnLost, type TurnSession } from './turn-session.ts';
 
@@ -47,6 +49,8 @@ export interface TurnToolsDeps {
   projects: Pick<ProjectsRepository, 'get'>;
   assets: Pick<AssetsRepository, 'get' | 'listByProject'>;
   media: TurnMedia;
+  /** The export service `POST .../export` uses (`export_video`). */
+  exports: Pick<ExportService, 'export'>;
   mediaUrl(mediaId: string): string;
 }
 
@@ -191,6 +195,29 @@ export function createTurnTools(deps: TurnToolsDeps, session: TurnSession) {
         results.aspect_ratio_changed = { ...answer.changed, from: first?.from ?? answer.changed.from };
       }
       return { ok: true, result: { changed: answer.changed }, summary: `aspect ratio ${args.aspect_ratio}` };
+    },
+    // The REST export of the target video as it is now (the turn's own edits included): the same checks, rate
+    // limit, cache and `export.*` events. Not a media generation, and nothing is charged for it.
+    async export_video(args) {
+      const state = await project();
+      const video = state.videos.find((one) => one.id === videoId);
+      if (!video) throw new TurnLost();
+      try {
+        const answer = await deps.exports.export(session.principal.userId, state, video, {
+          ...(args.fit ? { fit: args.fit } : {}),
+        });
+        return {
+          ok: true,
+          result: answer,
+          summary: `exported ${answer.duration_sec} s: ${answer.video_url}`,
+        };
+      } catch (error) {
+        // Every export failure is the agent's to report (the turn goes on): its code and message.
+        const code = exportErrorCode(error);
+        if (!code) throw error;
+        const { message } = (error as AppError).toBody() as { message?: string };
+        return { ok: false, error: message ? `${code}: ${message}` : code };
+      }
     },
   };
 

@@ -26,6 +26,7 @@ import { startFakeLlm, type FakeLlm, type LlmReply, type RecordedRequest } from 
 import {
   director,
   cutMidMessage,
+  readConversation,
   invalidArguments,
   neverStops,
   rateLimitedThen,
@@ -49,6 +50,7 @@ const IMAGE = 50;
 const TOOL_NAMES = [
   'add_clip',
   'append_context',
+  'export_video',
   'generate_image',
   'generate_video',
   'get_timeline',
@@ -210,7 +212,7 @@ describe('the LLM agent (AGENT=llm, CONTRACT §9)', () => {
             ['add_clip', true],
           ]);
         }
-        // Every request: the key, the model, streaming, the 9 tools, the project in the system message, the
+        // Every request: the key, the model, streaming, the 10 tools, the project in the system message, the
         // earlier thread, then this turn's instruction.
         for (const request of requests) {
           assert.equal(request.headers.authorization, `Bearer ${llm.apiKey}`);
@@ -485,6 +487,87 @@ describe('the LLM agent (AGENT=llm, CONTRACT §9)', () => {
         { delta: -TURN, reason: 'agent_turn' },
         { delta: -IMAGE, reason: 'job' },
       ]);
+    }));
+
+  it('export_video: generate, place and export in one turn; the video_url in the tool result, no extra charge', () =>
+    logged(async () => {
+      llm.script((request) => {
+        const { steps } = readConversation(request);
+        const step = (name: string) => steps.find((one) => one.name === name);
+        const generated = step('generate_video');
+        if (!generated)
+          return call('generate_video', {
+            prompt: 'a red kite over a ridge',
+            duration_seconds: 5,
+            resolution: '480p',
+          });
+        if (!generated.outcome.ok) return say(`generation failed: ${generated.outcome.error}?`);
+        const asset = (generated.outcome.result as { asset: { id: string } }).asset;
+        if (!step('add_clip')) return call('add_clip', { track: 'video', asset_id: asset.id });
+        const exported = step('export_video');
+        if (!exported) return call('export_video', { fit: 'fill', quality: 'final' });
+        if (!exported.outcome.ok) return say(`export failed: ${exported.outcome.error}?`);
+        const { video_url } = exported.outcome.result as { video_url: string };
+        return say(`Here is your video: ${video_url} Anything else?`);
+      });
+      const { user, editor, project, videoId, seen } = await setUp();
+      const answer = await editor.instruct(project.id, { instruction: 'make a kite video and export it' });
+      const { creditsCharged, mediaStarted } = checkTurnAnswer(answer, project.id);
+      assert.equal(creditsCharged, TURN + VIDEO_5S_480P, 'the export costs nothing beyond the turn');
+      assert.equal(mediaStarted.length, 1, 'the export is not a media generation');
+      const finished = ofType(answer.body.agent_events, 'tool.finished');
+      assert.deepEqual(
+        finished.map((event) => [event.data.name, event.data.ok]),
+        [
+          ['generate_video', true],
+          ['add_clip', true],
+          ['export_video', true],
+        ],
+      );
+      const requests = requestsOf(seen);
+      assert.equal(requests.length, 4);
+      const toolResults = requests[3]!.body.messages.filter((message) => message.role === 'tool');
+      const exported = JSON.parse(String(toolResults.at(-1)!.content)) as {
+        ok: boolean;
+        result: { asset_id: string; video_url: string; duration_sec: number; video_clip_count: number };
+      };
+      assert.equal(exported.ok, true);
+      assert.match(exported.result.video_url, /^http:\/\/[^/]+\/media\/[A-Za-z0-9_-]+\.mp4$/);
+      assert.equal(exported.result.video_clip_count, 1);
+      assert.ok(Math.abs(exported.result.duration_sec - 5) < 0.5, String(exported.result.duration_sec));
+      assert.equal(
+        answer.body.assistant_text,
+        `Here is your video: ${exported.result.video_url} Anything else?`,
+      );
+      // The same export REST answers: the same timeline, fit and asset.
+      const rest = await editor.exportVideo(project.id, { video_id: videoId, fit: 'fill' });
+      assert.equal(rest.status, 200, JSON.stringify(rest.body));
+      assert.equal(rest.body.video_url, exported.result.video_url);
+      const media = await fetch(exported.result.video_url);
+      assert.equal(media.status, 200);
+      assert.equal(media.headers.get('content-type'), 'video/mp4');
+      assert.equal(await balanceOf(service, user.token), CREDITS - TURN - VIDEO_5S_480P);
+    }));
+
+  it('export_video refuses a quality other than final, as a tool error the model reads', () =>
+    logged(async () => {
+      llm.script(
+        sequence(call('export_video', { quality: 'preview' }), say('Only final exports for now. OK?')),
+      );
+      const { editor, project, seen } = await setUp();
+      const answer = await editor.instruct(project.id, { instruction: 'export a preview' });
+      const { creditsCharged } = checkTurnAnswer(answer, project.id);
+      assert.equal(creditsCharged, TURN);
+      const finished = ofType(answer.body.agent_events, 'tool.finished');
+      assert.deepEqual(
+        finished.map((event) => [event.data.name, event.data.ok, event.data.summary]),
+        [['export_video', false, 'invalid arguments: quality must be one of final']],
+      );
+      const tools = requestsOf(seen)[1]!.body.messages.filter((message) => message.role === 'tool');
+      assert.deepEqual(JSON.parse(String(tools[0]!.content)), {
+        ok: false,
+        error: 'invalid arguments: quality must be one of final',
+      });
     }));
 
   it(`stops a model that never stops after AGENT_MAX_STEPS (${MAX_STEPS}) completions and says so`, () =>

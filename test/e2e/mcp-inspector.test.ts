@@ -104,10 +104,27 @@ describe('MCP Inspector CLI against /api/mcp', () => {
     }
   });
 
-  it('tools/list --strict: no error-severity schema portability problem', async () => {
-    const { code, stderr } = await inspector(['--method', 'tools/list', '--strict']);
+  it('tools/list --strict: the schema portability check prints no error and no warning', async () => {
+    const { code, json, stderr } = await inspector(['--method', 'tools/list', '--strict']);
     assert.equal(code, 0, stderr);
-    assert.match(stderr, /\b0 errors\b/, stderr);
+    // The Inspector prints its findings (and their count) on stderr only when there is one.
+    assert.equal(stderr, '');
+    assert.equal((json as { tools: unknown[] }).tools.length, TOOL_COUNT);
+  });
+
+  it('tools/list --strict --format json: no schemaFindings', async () => {
+    const { code, json, stderr } = await inspector([
+      '--method',
+      'tools/list',
+      '--strict',
+      '--format',
+      'json',
+    ]);
+    assert.equal(code, 0, stderr);
+    assert.equal(stderr, '');
+    const envelope = json as { result: { tools: unknown[] }; schemaFindings?: unknown };
+    assert.equal(envelope.result.tools.length, TOOL_COUNT);
+    assert.equal(envelope.schemaFindings, undefined, JSON.stringify(envelope.schemaFindings));
   });
 
   it('tools/call get_account answers the REST account', async () => {

@@ -309,6 +309,16 @@ export function removeClip(conversation: Conversation, position: number): LlmRep
   return failed(removed) ?? say(`Clip ${position} is removed. What next?`);
 }
 
+/** `export it`: export_video, then the link from its result. */
+export function exportVideo(conversation: Conversation): LlmReply {
+  const exported = stepNamed(conversation, 'export_video');
+  if (!exported) return call('export_video', { quality: 'final' });
+  const exportFailed = failed(exported);
+  if (exportFailed) return exportFailed;
+  const url = (exported.outcome as { result?: { video_url?: unknown } }).result?.video_url;
+  return say(`Your video is ready: ${String(url)} Would you like any changes?`);
+}
+
 /** The director's answer to one request: one intent, matched on the last user message. */
 export function directorReply(request: ChatRequest): LlmReply {
   const conversation = readConversation(request);
@@ -320,6 +330,7 @@ export function directorReply(request: ChatRequest): LlmReply {
   const plan = /\b([1-9])-scene video about\s+(.+?)[.!?]*$/i.exec(instruction);
   if (plan) return planStoryboard(conversation, Number(plan[1]), (plan[2] ?? '').trim());
   if (/^(continue|yes|ok|okay|go on|next)\b/i.test(instruction)) return continueStoryboard(conversation);
+  if (/\bexport\b/i.test(instruction)) return exportVideo(conversation);
   return say('What would you like to do?');
 }
 

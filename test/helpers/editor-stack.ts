@@ -122,6 +122,7 @@ export async function startEditorStack(options: {
       progressIntervalMs: 1000,
       logger,
     }),
+    exports: { export: refuse },
     mediaUrl,
     nodeId: 'test-node',
     turnLeaseMs,

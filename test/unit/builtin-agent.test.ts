@@ -164,6 +164,18 @@ class FakeEditor implements AgentTools {
         this.aspectRatio = String(args.aspect_ratio);
         return ok({ video_id: VIDEO_ID, from, to: this.aspectRatio });
       }
+      case 'export_video': {
+        const clips = this.track('video').length;
+        if (clips === 0)
+          return { ok: false, error: 'no_video_clips: The video has no clip on its video track' };
+        return ok({
+          asset_id: `va_${++this.counter}`,
+          video_url: `https://x.test/media/med_export_${this.counter}.mp4`,
+          duration_sec: clips * 5,
+          video_clip_count: clips,
+          audio_overlay_count: 0,
+        });
+      }
       default:
         return { ok: false, error: `unhandled tool ${name}` };
     }
@@ -476,29 +488,65 @@ describe('builtin director: everything else', () => {
     assert.match(reply, new RegExp(image.id));
   });
 
-  it('points to the export route instead of exporting', async () => {
-    const editor = new FakeEditor();
+  it('exports on "export it": the export_video tool, then the link', async () => {
+    const editor = await withThreeScenes();
     const reply = await turn(editor, 'export it');
-    assert.deepEqual(editor.calls, []);
-    assert.match(reply, /projects\/vp_1\/export/);
+    assert.deepEqual(editor.calls, [{ name: 'export_video', args: {} }]);
+    assert.match(
+      reply,
+      /^Here is your video \(15 s, 3 clips\): https:\/\/x\.test\/media\/med_export_\d+\.mp4 /,
+    );
+    assert.match(reply, /Would you like any changes\?$/);
+    await turn(editor, 'Export the video, cropped to fill.');
+    assert.deepEqual(editor.calls, [{ name: 'export_video', args: { fit: 'fill' } }]);
   });
 
-  it('reads agreement as "continue" only when nothing else is said', () => {
-    for (const text of [
-      'continue',
-      'Continue.',
-      'yes',
-      'Yes please!',
-      'go on',
-      'next',
-      'OK',
-      'okay, next scene',
-    ]) {
-      assert.deepEqual(parseDirectorIntent(text), { kind: 'continue' }, text);
-    }
-    for (const text of ['yes, but make it 16:9', 'no', 'go to scene 2']) {
-      assert.notDeepEqual(parseDirectorIntent(text), { kind: 'continue' }, text);
-    }
+  it('says why when there is nothing to export', async () => {
+    const editor = new FakeEditor();
+    const reply = await turn(editor, 'export the video');
+    assert.deepEqual(
+      editor.calls.map((c) => c.name),
+      ['export_video'],
+    );
+    assert.equal(
+      reply,
+      "I couldn't export the video: no_video_clips: The video has no clip on its video track. What would you like to do?",
+    );
+  });
+
+  it('passes what follows "continue" to the scene prompt, and still counts that scene as done', async () => {
+    const editor = new FakeEditor();
+    await turn(editor, 'a 3-scene video about a lighthouse at dawn');
+    const reply = await turn(editor, 'continue with the sunset!');
+    assert.deepEqual(editor.callsOf('generate_video'), [
+      { prompt: `${LIGHTHOUSE[0]}; the sunset`, duration_seconds: 5, resolution: '480p' },
+    ]);
+    assert.match(reply, /^Scene 1 of 3 is on the timeline\./);
+    await turn(editor, 'Next!');
+    assert.deepEqual(editor.callsOf('generate_video'), [
+      { prompt: LIGHTHOUSE[1], duration_seconds: 5, resolution: '480p' },
+    ]);
+    editor.failNextGeneration = 'the job failed';
+    await turn(editor, 'continue [sandbox:fail]');
+    assert.equal(editor.callsOf('generate_video')[0]!.prompt, `${LIGHTHOUSE[2]}; [sandbox:fail]`);
+    await turn(editor, 'go on please.');
+    assert.equal(editor.callsOf('generate_video')[0]!.prompt, LIGHTHOUSE[2]);
+    assert.deepEqual(editor.videoTrack(), [`${LIGHTHOUSE[0]}; the sunset`, LIGHTHOUSE[1], LIGHTHOUSE[2]]);
+  });
+
+  it('says it cannot do what it does not understand, and lists what it can (export included)', async () => {
+    const editor = new FakeEditor();
+    const reply = await turn(editor, 'add a title "The End"');
+    assert.deepEqual(editor.calls, []);
+    assert.match(
+      reply,
+      /^I can't do that myself \(or I didn't understand it\)\. I'm the built-in director\./,
+    );
+    for (const phrase of ['continue', 'remove clip 2', 'make it 16:9', 'export it'])
+      assert.ok(reply.includes(`"${phrase}"`), phrase);
+    const help = await turn(editor, 'help');
+    assert.match(help, /^I'm the built-in director\./);
+    assert.match(help, /"export it"/);
   });
 
   it('reads clip numbers written as digits, words and ordinals', () => {

@@ -6,6 +6,7 @@ import type {
   AgentTurnInput,
 } from '../../ports/agent-model.ts';
 import { parseDirectorIntent, type DirectorIntent } from './director-intents.ts';
+import { directorExport } from './export-step.ts';
 import { continueStoryboard, planStoryboard } from './scene-steps.ts';
 import {
   directorAddToVideo,
@@ -29,15 +30,17 @@ export interface BuiltinAgentOptions {
 
 const HELP =
   'I\'m the built-in director. I can plan a video ("a 3-scene video about a lighthouse at dawn") and then ' +
-  'generate one scene each time you say "continue", and I can edit the timeline: "remove clip 2", ' +
-  '"move clip 3 to the start", "make it 16:9", "add the image as scene 2", "use va_… as music".';
+  'generate one scene each time you say "continue" (add a note: "continue with the sunset"), edit the ' +
+  'timeline ("remove clip 2", "move clip 3 to the start", "make it 16:9", "add the image as scene 2", ' +
+  '"use va_… as music") and export the video ("export it").';
+const CANNOT = "I can't do that myself (or I didn't understand it).";
 
 function step(ctx: DirectorTurn, intent: DirectorIntent): Promise<string> | string {
   switch (intent.kind) {
     case 'storyboard':
       return planStoryboard(ctx, intent);
     case 'continue':
-      return continueStoryboard(ctx);
+      return continueStoryboard(ctx, intent.note);
     case 'remove_clip':
       return directorRemoveClip(ctx, intent.clip);
     case 'move_clip':
@@ -49,13 +52,9 @@ function step(ctx: DirectorTurn, intent: DirectorIntent): Promise<string> | stri
     case 'use_audio':
       return directorUseAudio(ctx, intent.asset_id, intent.track);
     case 'export':
-      return directorReply(
-        `I don't export videos myself: export this one with POST /api/v1/media-studio/projects/${ctx.input.project.id}/export ` +
-          `(video_id ${ctx.input.video.id}) or the dashboard's Export button.`,
-        'Would you like any changes before you export it?',
-      );
+      return directorExport(ctx, intent);
     case 'help':
-      return directorReply(HELP, 'What would you like to do?');
+      return directorReply(intent.asked ? HELP : `${CANNOT} ${HELP}`, 'What would you like to do?');
   }
 }
 

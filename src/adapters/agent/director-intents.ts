@@ -17,7 +17,8 @@ export type DirectorAudioTrack = 'music' | 'voice' | 'sfx';
 export type DirectorIntent =
   /** `subject` '' when a video was asked for without saying what it is about. */
   | { kind: 'storyboard'; subject: string; scenes: number; aspect_ratio: ProjectAspectRatio | null }
-  | { kind: 'continue' }
+  /** `note`: what followed the phrase ("continue with the sunset" → "the sunset"), '' when nothing did. */
+  | { kind: 'continue'; note: string }
   | { kind: 'remove_clip'; clip: DirectorClipRef }
   | { kind: 'move_clip'; clip: DirectorClipRef; to: DirectorMoveTarget }
   /** `aspect_ratio` null: the user named a ratio (`named`) that a video cannot have. */
@@ -25,8 +26,10 @@ export type DirectorIntent =
   /** `asset_id` null: "the image" (this turn's reference, else the newest image); `position` null: at the end. */
   | { kind: 'add_to_video'; asset_id: string | null; position: number | null }
   | { kind: 'use_audio'; asset_id: string; track: DirectorAudioTrack }
-  | { kind: 'export' }
-  | { kind: 'help' };
+  /** `fit` null: the export's default. */
+  | { kind: 'export'; fit: 'fit' | 'fill' | null }
+  /** `asked`: the user asked what the director can do (rather than something it cannot). */
+  | { kind: 'help'; asked: boolean };
 
 /** Scenes of a storyboard when the request names no number. */
 export const DEFAULT_STORYBOARD_SCENES = 3;
@@ -165,24 +168,114 @@ function cleanSubject(raw: string): string {
     .trim();
 }
 
-const AGREEING = new Set([
-  'yes', 'yep', 'yeah', 'yup', 'y', 'ok', 'okay', 'k', 'sure', 'continue', 'next', 'proceed', 'go', 'alright',
-  'absolutely', 'generate', 'keep', 'carry',
-]); // prettier-ignore
-const FILLER = new Set([
-  'on', 'ahead', 'please', 'do', 'it', 'scene', 'the', 'one', "let's", 'lets', 'sounds', 'good', 'great', 'fine',
-  'and', 'going', 'with', 'that', 'now', 'thanks', 'perfect', 'cool', 'nice',
-]); // prettier-ignore
+/** The longest note a "continue" passes on to its scene's prompt. */
+export const CONTINUE_NOTE_MAX = 300;
 
-/** "continue", "yes", "go on", "next", "ok", "yes please, next scene": agreement and nothing else. */
-function isContinue(text: string): boolean {
-  const words = text
-    .toLowerCase()
-    .replace(/[^a-z'\s]/g, ' ')
-    .split(/\s+/)
-    .filter(Boolean);
-  if (words.length === 0 || /\d/.test(text)) return false;
-  return words.some((word) => AGREEING.has(word)) && words.every((w) => AGREEING.has(w) || FILLER.has(w));
+// "continue" as people type it: agreement and politeness first ("ok,", "yes please"), then a phrase that asks
+// for the next step; whatever follows that phrase is a note for the scene ("continue with the sunset").
+const AGREEING = [
+  'yes',
+  'yeah',
+  'yep',
+  'yup',
+  'y',
+  'ok',
+  'okay',
+  'k',
+  'sure',
+  'alright',
+  'absolutely',
+  'perfect',
+  'great',
+  'good',
+  'fine',
+  'cool',
+  'nice',
+  'awesome',
+  'excellent',
+  'lovely',
+];
+const POLITE = [
+  'please',
+  'pls',
+  'thanks',
+  'thank you',
+  'sounds',
+  'looks',
+  "that's",
+  'thats',
+  'so',
+  'now',
+  'then',
+  'and',
+  'well',
+  "let's",
+  'lets',
+  'all right',
+  'right',
+  'love it',
+];
+const NEXT_THING = '(?:\\s+(?:scene|one|shot|clip|part|step))?';
+const ASKS_NEXT = [
+  'continue', 'carry on', 'keep going', 'go on', 'go ahead', 'proceed', 'move on', 'onwards?', 'do it',
+  'go for it', `next${NEXT_THING}(?!\\s+to\\b)`,
+  // Alone only: "go to scene 2" is not a go-ahead.
+  '(?:go|generate(?:\\s+it)?)(?=[\\s.!?]*$)',
+  `(?:generate|make|do|create|render|start)\\s+(?:the\\s+)?(?:next|first)${NEXT_THING}`,
+]; // prettier-ignore
+const words = (list: readonly string[]) => list.map((word) => word.replace(/ /g, '\\s+')).join('|');
+const LEAD_WORD = new RegExp(`^(?:${words(AGREEING)}|${words(POLITE)})\\b`, 'i');
+const AGREEING_WORD = new RegExp(`^(?:${words(AGREEING)})\\b`, 'i');
+const ASKS_NEXT_PHRASE = new RegExp(`^(?:${ASKS_NEXT.join('|')})\\b`, 'i');
+const SEPARATORS = /^[\s,.;:!?…\-–—"“”]*/;
+/** Text that says nothing more: politeness and punctuation. */
+const NOTHING_MORE = new RegExp(`^(?:[\\s,.;:!?…\\-–—]|(?:${words(POLITE)}|${words(AGREEING)})\\b)*$`, 'i');
+/** Sandbox markers (`[sandbox:fail]`) and other bracketed notes. */
+const BRACKETED_ONLY = /^(?:\s*\[[^\]]*\])+[\s.!?]*$/;
+
+/** What the user added after "continue", ready for a prompt ('' when nothing): connectors and politeness off. */
+function continueNote(rest: string): string {
+  const note = rest
+    .replace(/^(?:with|and|then|using)\b[\s,:]*/i, '')
+    .replace(/[\s,;]*(?:\b(?:please|pls|thanks|thank you))?[\s.!?,;:…"“”]*$/i, '')
+    .trim();
+  return NOTHING_MORE.test(note) ? '' : note.slice(0, CONTINUE_NOTE_MAX).trim();
+}
+
+/**
+ * "continue", "ok, continue", "yes please", "next", "go on", "next scene", "Next!", "continue with the sunset",
+ * "continue [sandbox:fail]": the next step, with the words after the phrase as a note. Agreement alone
+ * ("yes", "sure") continues only when nothing else follows but a "with …" note or bracketed markers, so
+ * "yes, but make it darker" and "ok, what can you do?" are not taken for a go-ahead; neither is "don't continue".
+ */
+function parseContinue(text: string): { note: string } | null {
+  let rest = text;
+  let agreed = false;
+  for (;;) {
+    rest = rest.replace(SEPARATORS, '');
+    const asksNext = ASKS_NEXT_PHRASE.exec(rest);
+    if (asksNext) return { note: continueNote(rest.slice(asksNext[0].length).replace(SEPARATORS, '')) };
+    const lead = LEAD_WORD.exec(rest);
+    if (!lead) break;
+    agreed ||= AGREEING_WORD.test(lead[0]);
+    rest = rest.slice(lead[0].length);
+  }
+  if (!agreed) return null;
+  if (rest === '') return { note: '' };
+  if (/^with\b/i.test(rest) || BRACKETED_ONLY.test(rest)) return { note: continueNote(rest) };
+  return null;
+}
+
+/** "export it", "export the video", "export it cropped": not when negated ("don't export yet"). */
+function parseExport(text: string): DirectorIntent | null {
+  if (!/\bexport\b/i.test(text)) return null;
+  if (/\b(?:don'?t|do\s+not|not|never|no\s+need\s+to|without)\b[^.!?]*\bexport/i.test(text)) return null;
+  const fit = /\b(?:fill|crop(?:ped|ping)?)\b/i.test(text)
+    ? 'fill'
+    : /\b(?:letterbox(?:ed|ing)?|fit)\b/i.test(text)
+      ? 'fit'
+      : null;
+  return { kind: 'export', fit };
 }
 
 // An orientation word alone ("square", "tall") is often part of a description; with a verb it is a ratio.
@@ -212,7 +305,12 @@ export function parseDirectorIntent(instruction: string): DirectorIntent {
   if (ratio && (WRITTEN_RATIO.test(text) || RESHAPING.test(text) || text.split(' ').length <= 3)) {
     return { kind: 'set_aspect_ratio', ...ratio };
   }
-  if (isContinue(text)) return { kind: 'continue' };
-  if (/\bexport\b/i.test(text)) return { kind: 'export' };
-  return { kind: 'help' };
+  const next = parseContinue(text);
+  if (next) return { kind: 'continue', ...next };
+  const exported = parseExport(text);
+  if (exported) return exported;
+  return {
+    kind: 'help',
+    asked: /^(?:help|what can you do|what do you do|how does (?:this|it) work)\b/i.test(text),
+  };
 }

@@ -1,5 +1,6 @@
 export * from './builtin.ts';
 export * from './director-intents.ts';
+export * from './export-step.ts';
 export * from './scene-steps.ts';
 export * from './storyboard.ts';
 export * from './timeline-edits.ts';

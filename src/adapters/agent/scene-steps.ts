@@ -4,6 +4,7 @@ import {
   STORYBOARD_MAX_SCENES,
   parseLastStoryboard,
   storyboardScenePrompts,
+  sceneWithNote,
   storyboardScenesDone,
 } from './storyboard.ts';
 import { callAgentTool, readGeneratedAssetId, type DirectorAsset } from './tool-results.ts';
@@ -76,8 +77,11 @@ export async function planStoryboard(
   ].join('\n\n');
 }
 
-/** Generates the next scene of the last storyboard and appends it to the video track. */
-export async function continueStoryboard(ctx: DirectorTurn): Promise<string> {
+/**
+ * Generates the next scene of the last storyboard and appends it to the video track. A `note` ("continue with
+ * the sunset" → "the sunset", sandbox markers included) joins the scene's prompt (`sceneWithNote`).
+ */
+export async function continueStoryboard(ctx: DirectorTurn, note = ''): Promise<string> {
   const board = parseLastStoryboard(ctx.input.project.context_md);
   if (!board) {
     return directorReply(
@@ -105,7 +109,7 @@ export async function continueStoryboard(ctx: DirectorTurn): Promise<string> {
     );
   }
 
-  const prompt = board.scenes[scene - 1]!;
+  const prompt = sceneWithNote(board.scenes[scene - 1]!, note);
   const generation = await callAgentTool(ctx.tools, 'generate_video', {
     prompt,
     duration_seconds: ctx.settings.sceneSeconds,

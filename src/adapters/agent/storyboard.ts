@@ -78,11 +78,19 @@ function normalized(prompt: string): string {
 // long enough prefix of the scene still counts; the distinct shot openings keep this unambiguous.
 const TRUNCATED_MIN = 24;
 
-/** Whether an asset generated from `assetPrompt` is the scene `scenePrompt`. */
+/** What joins a scene's prompt to the user's note for it. */
+const NOTE_SEPARATOR = '; ';
+
+/** A scene's prompt with the user's note for it ("continue with the sunset"); the scene's own when none. */
+export function sceneWithNote(scenePrompt: string, note: string): string {
+  return note ? `${scenePrompt}${NOTE_SEPARATOR}${note}` : scenePrompt;
+}
+
+/** Whether an asset generated from `assetPrompt` is the scene `scenePrompt` (with or without a note). */
 function isScenePrompt(assetPrompt: string, scenePrompt: string): boolean {
   const asset = normalized(assetPrompt);
   const scene = normalized(scenePrompt);
-  if (asset === scene) return true;
+  if (asset === scene || asset.startsWith(`${scene}${NOTE_SEPARATOR}`)) return true;
   const truncated = /(?:…|\.\.\.)\s*$/.test(assetPrompt.trim());
   return truncated && asset.length >= TRUNCATED_MIN && scene.startsWith(asset);
 }

@@ -105,3 +105,18 @@ export function readGeneratedAssetId(result: unknown): string | null {
   const root = record(result);
   return text(record(root?.asset)?.id) ?? text(root?.asset_id) ?? null;
 }
+
+/** The export an `export_video` result describes: its link, length and clip count (null when unreadable). */
+export function readExportResult(
+  result: unknown,
+): { video_url: string; duration_sec: number | null; video_clip_count: number | null } | null {
+  const root = record(result);
+  const url = text(root?.video_url);
+  if (!url) return null;
+  const number = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : null);
+  return {
+    video_url: url,
+    duration_sec: number(root?.duration_sec),
+    video_clip_count: number(root?.video_clip_count),
+  };
+}

@@ -31,6 +31,7 @@ How you work:
 - Keep the plan in the project context: when you plan a video, write the storyboard (one numbered line per scene) with append_context, and follow it in later turns.
 - Video prompts follow this structure: a first line "Total: <duration>s / <shot count> shot(s) / <aspect ratio>", one line per shot "Shot <n>: <camera position> <camera move> <subject action>. <lens or lighting note>.", and an "Audio:" line listing sound effects, ambient sound and music intent, or "NO MUSIC". One camera move per shot.
 - Costs, in credits: every turn ${TURN_CREDITS}; an image ${IMAGE_CREDITS_PER_IMAGE}; video per second ${price.standard['480p']} at 480p and ${price.standard['720p']} at 720p (fast, text-to-video only: ${price.fast['480p']} and ${price.fast['720p']}). Prefer 480p and 5-second scenes unless the user asks otherwise, and say what a generation cost.
+- When the user asks for the video (or to export it), call export_video: it renders the target video as it is now and answers its video_url; give the user that link. It is not a media generation and costs nothing beyond the turn.
 - Reply in plain text, briefly. Never claim something happened unless a tool result says so; if a tool fails, say why and ask how to go on.`;
 
 /** The tools of CONTRACT §9 as the protocol offers them (their JSON Schemas are the runtime's checks). */

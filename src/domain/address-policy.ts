@@ -48,16 +48,33 @@ export function isPublicAddress(ip: string): boolean {
 }
 
 /**
+ * Special-use domain names that never name a public host (docs/webhooks.md#the-url): `localhost` (RFC 6761),
+ * `local` (mDNS, RFC 6762), `internal` (private use, ICANN 2024), `home.arpa` (home networks, RFC 8375) and
+ * `onion` (Tor, RFC 7686). The names themselves and every name under them are refused.
+ */
+const SPECIAL_USE_SUFFIXES = ['localhost', 'local', 'internal', 'home.arpa', 'onion'] as const;
+
+/**
+ * True when `hostname` is, or is under, a special-use name that never reaches a public host (`localhost`,
+ * `printer.local`, `db.internal`, `x.home.arpa`, `abc.onion`), in any case, with or without final dots.
+ * Judged from the text alone: such a name is refused before any DNS query is made for it.
+ */
+export function isSpecialUseName(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/\.+$/, '');
+  return SPECIAL_USE_SUFFIXES.some((suffix) => host === suffix || host.endsWith(`.${suffix}`));
+}
+
+/**
  * True when a URL's host, as WHATWG URL parsing gives it (`url.hostname`: IPv4 in dotted decimal whatever
  * its spelling, IPv6 in brackets), names a non-public target without any DNS lookup: a literal address that
- * {@link isPublicAddress} refuses (loopback, private, link-local, unspecified, IPv4-mapped...) or a
- * `localhost` name (RFC 6761: `localhost`, `*.localhost`, with or without the final dot). Other names are
- * judged where they are resolved, at connection time. Fail closed: a host that looks like a number but is
- * not a canonical address (which WHATWG parsing never leaves behind) counts as non-public.
+ * {@link isPublicAddress} refuses (loopback, private, link-local, unspecified, IPv4-mapped...) or a special-use
+ * name ({@link isSpecialUseName}). Other names are judged where they are resolved, at connection time. Fail
+ * closed: a host that looks like a number but is not a canonical address (which WHATWG parsing never leaves
+ * behind) counts as non-public.
  */
 export function isNonPublicHost(hostname: string): boolean {
+  if (isSpecialUseName(hostname)) return true;
   const host = hostname.toLowerCase().replace(/\.$/, '');
-  if (host === 'localhost' || host.endsWith('.localhost')) return true;
   if (host.startsWith('[') || host.includes(':')) return !isPublicAddress(host.replace(/^\[(.*)\]$/, '$1'));
   const last = host.slice(host.lastIndexOf('.') + 1);
   if (/^(\d+|0x[0-9a-f]*)$/.test(last)) return !isPublicAddress(host);

@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import * as uws from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import { AppError } from '../domain/errors.ts';
+import { framingProblem, type FramingFields } from './framing.ts';
 import {
   ClientGoneError,
   SocketUpgrade,
@@ -51,16 +52,40 @@ export interface SocketBehavior<T> {
   close(ws: ServerSocket<T>, code: number): void;
 }
 
+const JSON_TYPE = 'application/json; charset=utf-8';
+/** The only WebSocket version there is (RFC 6455); a handshake asking for another is refused. */
+const WEBSOCKET_VERSION = '13';
+const UPGRADE_HEADERS = {
+  'content-type': JSON_TYPE,
+  upgrade: 'websocket',
+  'sec-websocket-version': WEBSOCKET_VERSION,
+};
+
 const NOT_AN_UPGRADE: OutgoingResponse = {
   status: 426,
-  headers: { 'content-type': 'application/json; charset=utf-8', upgrade: 'websocket' },
+  headers: UPGRADE_HEADERS,
   body: '{"error":"This route is a WebSocket: connect with a WebSocket client"}',
 };
+
+/** A handshake whose Sec-WebSocket-Version is missing or not 13 (RFC 6455 §4.4): nothing is upgraded. */
+const WRONG_WEBSOCKET_VERSION: OutgoingResponse = {
+  status: 426,
+  headers: UPGRADE_HEADERS,
+  body: `{"error":"Unsupported WebSocket version: send Sec-WebSocket-Version: ${WEBSOCKET_VERSION}"}`,
+};
+
+/** A request whose body framing is ambiguous (framing.ts): refused, and its connection closed. */
+const badFraming = (message: string): OutgoingResponse => ({
+  status: 400,
+  headers: { 'content-type': JSON_TYPE },
+  body: JSON.stringify({ error: message }),
+  closeConnection: true,
+});
 
 /** Answers every request while the service is still being wired (readiness: not yet). */
 const starting: RequestHandler = async () => ({
   status: 503,
-  headers: { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1' },
+  headers: { 'content-type': JSON_TYPE, 'retry-after': '1' },
   body: '{"error":"Service starting"}',
 });
 
@@ -86,8 +111,29 @@ export function startHttpServer(options: {
     if (inFlight === 0) idle?.();
   };
 
+  /**
+   * Answers a request the front refuses by itself (ambiguous framing, wrong WebSocket version) and closes its
+   * connection. Answered on the next turn of the event loop, never inside the uWS handler: a request pipelined
+   * behind this one in the same read then finds a response pending, and uWS drops the connection instead of
+   * dispatching it; answered at once, uWS would go on to parse and run whatever followed (a smuggled request).
+   */
+  function refuse(res: uws.HttpResponse, response: OutgoingResponse): void {
+    let aborted = false;
+    res.onAborted(() => (aborted = true));
+    setImmediate(() => {
+      if (!aborted) write(res, { ...response, closeConnection: true });
+    });
+  }
+
   app.any('/*', (res, req) => {
-    const { request, body } = copyRequest(res, req, maxBodyBytes);
+    const { request, body, framing } = copyRequest(res, req, maxBodyBytes);
+    if (framing) {
+      log.warn(
+        { remote_address: request.remoteAddress, reason: framing },
+        'request refused: ambiguous framing',
+      );
+      return refuse(res, badFraming(framing));
+    }
     let stopStreaming: (() => void) | undefined;
     res.onAborted(() => {
       request.aborted = true;
@@ -141,7 +187,17 @@ export function startHttpServer(options: {
         const key = req.getHeader('sec-websocket-key');
         const protocol = req.getHeader('sec-websocket-protocol');
         const extensions = req.getHeader('sec-websocket-extensions');
-        const { request } = copyRequest(res, req, 0);
+        const { request, framing } = copyRequest(res, req, 0);
+        if (framing) {
+          log.warn(
+            { remote_address: request.remoteAddress, reason: framing },
+            'handshake refused: ambiguous framing',
+          );
+          return refuse(res, badFraming(framing));
+        }
+        // Missing, repeated (joined into "13, 8") or another number: no upgrade, whatever else the request says.
+        if (request.headers['sec-websocket-version'] !== WEBSOCKET_VERSION)
+          return refuse(res, WRONG_WEBSOCKET_VERSION);
         moveAccessToken(request);
         res.onAborted(() => {
           request.aborted = true;
@@ -213,14 +269,21 @@ export function startHttpServer(options: {
   });
 }
 
-/** Copies everything from `req` now: it is invalid once the uWS handler returns (DESIGN.md §4). */
+/**
+ * Copies everything from `req` now: it is invalid once the uWS handler returns (DESIGN.md §4). A request
+ * whose framing is refused (`framing`: why) gets no body reader: its body is never read.
+ */
 function copyRequest(res: uws.HttpResponse, req: uws.HttpRequest, maxBodyBytes: number) {
   const headers: Record<string, string> = {};
+  const fields: FramingFields = { contentLength: [], transferEncoding: [] };
   req.forEach((key, value) => {
     headers[key] = key in headers ? `${headers[key]}, ${value}` : value;
+    if (key === 'content-length') fields.contentLength.push(value);
+    else if (key === 'transfer-encoding') fields.transferEncoding.push(value);
   });
+  const framing = framingProblem(fields);
   const method = req.getCaseSensitiveMethod().toUpperCase();
-  const body = METHODS_WITH_BODY.has(method) ? readBody(res, headers, maxBodyBytes) : emptyBody;
+  const body = METHODS_WITH_BODY.has(method) && !framing ? readBody(res, headers, maxBodyBytes) : emptyBody;
   // A plain property, not a getter: an object literal with a per-request accessor closure gets a hidden
   // class of its own every time, which V8 keeps, and garbage collection pauses grew to several ms.
   const request: IncomingRequest & { aborted: boolean } = {
@@ -233,7 +296,7 @@ function copyRequest(res: uws.HttpResponse, req: uws.HttpRequest, maxBodyBytes: 
     bodyStream: body.stream,
     aborted: false,
   };
-  return { request, body };
+  return { request, body, framing };
 }
 
 /**

@@ -216,8 +216,9 @@ export type AdminService = ReturnType<typeof createAdminService>;
 
 /**
  * CONTRACT §3: an absolute https URL (http only when private targets are allowed, i.e. in tests) whose host
- * is not a literal private or local address nor `localhost` unless private targets are allowed (names that
- * resolve there are refused at delivery). Answers the URL as WHATWG parsing normalises it (`0x7f.0.0.1` →
+ * is not a literal private or local address nor a special-use name (`localhost`, `*.local`, `*.internal`, ...;
+ * docs/webhooks.md#the-url) unless private targets are allowed (other names that resolve there are refused at
+ * delivery). Answers the URL as WHATWG parsing normalises it (`0x7f.0.0.1` →
  * `127.0.0.1`, `https:\\host\\` → `https://host/`): what is checked is exactly what is stored and called.
  */
 export function assertWebhookUrl(raw: string, allowPrivate: boolean): string {

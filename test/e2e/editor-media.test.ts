@@ -710,7 +710,7 @@ describe('editor media: uploads and imports (the service as a process)', () => {
       assert.equal(webSeen.connections, seen);
     });
 
-    it('refuses http and loopback URLs without WEBHOOK_ALLOW_PRIVATE, before connecting', async () => {
+    it('refuses http, loopback and special-use names without WEBHOOK_ALLOW_PRIVATE, before connecting', async () => {
       const user = await editorUser(small.service);
       const project = await client(() => small, user.token).createProject();
       const seen = webSeen.connections;
@@ -723,6 +723,14 @@ describe('editor media: uploads and imports (the service as a process)', () => {
       assert.deepEqual(https.body, {
         error: 'url could not be fetched: the URL points to a private or local address',
       });
+      for (const host of ['media.localhost', 'nas.local', 'files.internal', 'x.home.arpa', 'abc.onion']) {
+        const special = await importUrl(small, user.token, project.id, `https://${host}/image.png`);
+        assert.deepEqual(
+          [special.status, special.body],
+          [400, { error: 'url could not be fetched: the URL points to a private or local address' }],
+          host,
+        );
+      }
       await sleep(200);
       assert.equal(webSeen.connections, seen, 'the loopback server saw no connection');
       assert.deepEqual(await snapshot(small, user.token, project.id), before);

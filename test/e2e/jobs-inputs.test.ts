@@ -484,10 +484,18 @@ describe('input images of generation jobs', () => {
     assert.equal(hitsOf('/huge-streamed.png'), 1);
   });
 
-  it('refuses loopback image URLs without WEBHOOK_ALLOW_PRIVATE before connecting, charging nothing', async () => {
+  it('refuses loopback image URLs and special-use names without WEBHOOK_ALLOW_PRIVATE before connecting, charging nothing', async () => {
     const { token } = await strictApi.account(5000);
     const privateRefusal = 'image_url could not be fetched: the URL points to a private or local address';
-    for (const host of ['127.0.0.1', 'localhost']) {
+    const specialUse = [
+      'foo.localhost',
+      'localhost.',
+      'printer.local',
+      'db.internal',
+      'x.home.arpa',
+      'abc.onion',
+    ];
+    for (const host of ['127.0.0.1', 'localhost', ...specialUse]) {
       const tag = `/red.png?case=strict-${host}`;
       const video = await strictApi.submitVideo(token, {
         prompt: 'p',

@@ -225,6 +225,34 @@ describe('generation jobs', () => {
     assert.equal(await balance(token), 10_000, 'refused requests charge nothing');
   });
 
+  it('ignores an Idempotency-Key header: two identical POSTs start two jobs and charge twice (spec 7.5.5)', async () => {
+    const { token } = await account(1000);
+    const headers = { 'idempotency-key': 'retry-3f1c9a' };
+    const body = { prompt: 'idempotency [sandbox:hang]' };
+    const first = await call(service.url, 'POST', '/api/v1/image/nano-banana/generate', {
+      token,
+      body,
+      headers,
+    });
+    const second = await call(service.url, 'POST', '/api/v1/image/nano-banana/generate', {
+      token,
+      body,
+      headers,
+    });
+    assert.deepEqual(
+      [first.status, first.body.credits_remaining, second.status, second.body.credits_remaining],
+      [202, 950, 202, 900],
+    );
+    assert.notEqual(first.body.job_id, second.body.job_id);
+    assert.equal(second.headers.get('idempotency-key'), null, 'the header is not echoed as if honoured');
+    const listed = await call<{ jobs: Job[] }>(service.url, 'GET', '/api/v1/jobs', { token });
+    assert.deepEqual(
+      listed.body.jobs.map((j) => j.job_id),
+      [second.body.job_id, first.body.job_id],
+    );
+    assert.equal(await balance(token), 900);
+  });
+
   it('answers 403 when the key lacks the route scope', async () => {
     const videoOnly = await account(10_000, ['video:write']);
     const imageOnly = await account(10_000, ['image:write']);

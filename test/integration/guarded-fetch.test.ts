@@ -1,6 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import dns, { type LookupAddress } from 'node:dns';
+import { syncBuiltinESMExports } from 'node:module';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { createInterface } from 'node:readline';
@@ -9,6 +11,7 @@ import {
   createGuardedFetch,
   FetchRefused,
   guardedGet,
+  guardedGetStream,
   guardedPost,
   type GuardedFetchOptions,
 } from '../../src/adapters/net/index.ts';
@@ -60,6 +63,10 @@ function respond(path: string, req: IncomingMessage, res: ServerResponse): void 
       return void res.writeHead(307, { location: '/loop' }).end();
     case '/to-private':
       return void res.writeHead(302, { location: `https://127.0.0.2:${req.socket.localPort}/secret` }).end();
+    case '/to-special':
+      return void res
+        .writeHead(302, { location: `https://db.internal:${req.socket.localPort}/secret` })
+        .end();
     case '/to-ipv6-loopback':
       return void res.writeHead(302, { location: `https://[::1]:${req.socket.localPort}/secret` }).end();
     case '/to-http':
@@ -146,6 +153,47 @@ function assertRefused(
   assert.equal(answer.ok, false, `expected a refusal, got ${JSON.stringify(answer)}`);
   assert.equal(answer.name, 'FetchRefused');
   assert.equal(answer.reason, reason, answer.message);
+}
+
+/**
+ * Counts every name resolution of this process, through either DNS API (`dns.lookup`, `dns.promises.lookup`,
+ * which the default guard uses): each name is recorded and answered from `answers`, or refused as unknown;
+ * nothing leaves the machine. `restore` puts the real functions back.
+ */
+function observeLookups(answers: Record<string, string> = {}): { names: string[]; restore(): void } {
+  const names: string[] = [];
+  const original = { lookup: dns.lookup, promised: dns.promises.lookup };
+  const resolve = (hostname: string): LookupAddress => {
+    names.push(hostname);
+    const address = answers[hostname];
+    if (address === undefined) throw Object.assign(new Error(`ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+    return { address, family: 4 };
+  };
+  dns.promises.lookup = (async (hostname: string, options?: { all?: boolean }) => {
+    const answer = resolve(hostname);
+    return options?.all ? [answer] : answer;
+  }) as typeof dns.promises.lookup;
+  dns.lookup = ((hostname: string, options: unknown, done?: (...args: unknown[]) => void) => {
+    const reply = (typeof options === 'function' ? options : done) as (...args: unknown[]) => void;
+    const all = typeof options === 'object' && (options as { all?: boolean } | null)?.all;
+    process.nextTick(() => {
+      try {
+        const answer = resolve(hostname);
+        return all ? reply(null, [answer]) : reply(null, answer.address, answer.family);
+      } catch (error) {
+        return reply(error);
+      }
+    });
+  }) as typeof dns.lookup;
+  syncBuiltinESMExports(); // `import { lookup } from 'node:dns/promises'` in the guard now sees these
+  return {
+    names,
+    restore() {
+      dns.lookup = original.lookup;
+      dns.promises.lookup = original.promised;
+      syncBuiltinESMExports();
+    },
+  };
 }
 
 async function refusal(work: Promise<unknown>): Promise<FetchRefused> {
@@ -273,6 +321,9 @@ describe('guarded fetch', () => {
       const base = { op: 'get' as const, options: STRICT, publicAddresses: ['127.0.0.1'] };
       const good = await client.call({
         ...base,
+        // `localhost` (the test certificate's name) is a special-use name, refused unless private targets are
+        // allowed; with them allowed the certificate is checked all the same.
+        options: PRIVATE_OK,
         url: `https://localhost:${trusted.port}/image.png`,
         hosts: { localhost: ['127.0.0.1'] },
       });
@@ -300,6 +351,70 @@ describe('guarded fetch', () => {
       const error = await refusal(guardedGet(`${trusted.url}/image.png`, PRIVATE_OK));
       assert.equal(error.reason, 'network');
       assert.match(error.message, /certificate is not trusted/);
+    });
+  });
+
+  describe('special-use names', () => {
+    const NAMES = [
+      'localhost',
+      'localhost.',
+      'foo.localhost',
+      'LOCALHOST',
+      'printer.local',
+      'Printer.LOCAL.',
+      'db.internal',
+      'x.home.arpa',
+      'abc.onion',
+    ];
+    const PRIVATE = 'the URL points to a private or local address';
+
+    it('refuses them in GET, streamed GET and POST before any DNS query', async () => {
+      const lookups = observeLookups();
+      try {
+        for (const name of NAMES) {
+          const url = `https://${name}/image.png`;
+          for (const attempt of [
+            guardedGet(url, STRICT),
+            guardedGetStream(url, STRICT),
+            guardedPost(url, '{}', {}, STRICT),
+          ]) {
+            const error = await refusal(attempt);
+            assert.deepEqual([error.reason, error.message], ['address', PRIVATE], url);
+          }
+        }
+        assert.deepEqual(lookups.names, [], 'no name was resolved');
+        // The observer does see the guard's lookups: an ordinary name is resolved (and, unknown here, refused).
+        const ordinary = await refusal(guardedGet('https://images.example/cat.png', STRICT));
+        assert.equal(ordinary.message, 'the host name does not resolve');
+        assert.deepEqual(lookups.names, ['images.example']);
+      } finally {
+        lookups.restore();
+      }
+    });
+
+    it('resolves and fetches them when private targets are allowed (WEBHOOK_ALLOW_PRIVATE)', async () => {
+      const lookups = observeLookups({ 'printer.local': '127.0.0.1' });
+      try {
+        const answer = await guardedGet(`http://printer.local:${plainPort}/image.png`, PRIVATE_OK);
+        assert.deepEqual(answer.data, IMAGE);
+        assert.deepEqual(lookups.names, ['printer.local']);
+      } finally {
+        lookups.restore();
+      }
+    });
+
+    it('refuses a redirect to one after a public first hop, without resolving it', async () => {
+      const before = hits('/secret');
+      const answer = await client.call({
+        op: 'get',
+        url: `${trusted.url}/to-special`,
+        options: STRICT,
+        publicAddresses: ['127.0.0.1'],
+        hosts: {}, // a resolution of db.internal would fail as "does not resolve", not as a private address
+      });
+      assertRefused(answer, 'address');
+      assert.equal(answer.message, PRIVATE);
+      assert.equal(hits('/secret'), before);
     });
   });
 

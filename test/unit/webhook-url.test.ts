@@ -1,6 +1,7 @@
 // Webhook URLs at configuration (CONTRACT §3): https only (http only with WEBHOOK_ALLOW_PRIVATE=true); unless
-// private targets are allowed, a host that is a literal non-public address in any notation, or `localhost`, is
-// refused; what is stored is the parsed, normalised URL. The address rules are the egress guard's own.
+// private targets are allowed, a host that is a literal non-public address in any notation, or a special-use name
+// (`localhost`, `*.local`, `*.internal`, `*.home.arpa`, `*.onion`...), is refused; what is stored is the parsed,
+// normalised URL. The address rules are the egress guard's own.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { isNonPublicHost } from '../../src/domain/address-policy.ts';
@@ -55,6 +56,11 @@ const PRIVATE_URLS = [
   'https://LOCALHOST:443/hook',
   'https://localhost.',
   'https://api.localhost',
+  'https://foo.localhost./hook',
+  'https://printer.local/hook',
+  'https://DB.Internal/hook',
+  'https://x.home.arpa/hook',
+  'https://abc.onion/hook',
   'https:\\\\127.0.0.1\\', // backslashes are slashes in special URLs
 ];
 

@@ -1,7 +1,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
-import { isPublicAddress } from '../../domain/address-policy.ts';
+import { isPublicAddress, isSpecialUseName } from '../../domain/address-policy.ts';
 import { FetchRefused } from './fetch-refused.ts';
 
 /** Resolves a host name to every address it has (the system's `dns.lookup` with `all: true` by default). */
@@ -26,9 +26,14 @@ export function checkScheme(url: URL, allowPrivate: boolean): void {
   throw new FetchRefused('the URL must use https', 'scheme');
 }
 
+const PRIVATE_TARGET = 'the URL points to a private or local address';
+
 /**
  * Every address the URL's host resolves to, all checked: one non-public address refuses the whole host, so a
- * name that answers both a public and a private address cannot be used to reach the private one.
+ * name that answers both a public and a private address cannot be used to reach the private one. A special-use
+ * name (`*.localhost`, `*.local`, `*.internal`, `*.home.arpa`, `*.onion`) is refused before it is resolved:
+ * whatever a resolver would answer, it names this machine or a private network, and its query would go to the
+ * local resolvers (hosts file, mDNS, split-horizon DNS) that hold those answers (docs/webhooks.md#the-url).
  */
 export async function checkedAddresses(
   url: URL,
@@ -37,10 +42,11 @@ export async function checkedAddresses(
 ): Promise<LookupAddress[]> {
   // WHATWG URL has already turned decimal/octal/hex IPv4 spellings into dotted decimal; IPv6 keeps brackets.
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  if (!allowPrivate && isSpecialUseName(host)) throw new FetchRefused(PRIVATE_TARGET, 'address');
   const family = isIP(host);
   const addresses = family !== 0 ? [{ address: host, family }] : await resolveName(host, policy.resolve);
   if (!allowPrivate && addresses.some(({ address }) => !policy.isPublic(address)))
-    throw new FetchRefused('the URL points to a private or local address', 'address');
+    throw new FetchRefused(PRIVATE_TARGET, 'address');
   return addresses;
 }
 

@@ -38,9 +38,7 @@ export function eventsRoute(options: {
           'upgrade_required',
           'This route is a WebSocket: connect with a WebSocket client',
           {},
-          {
-            upgrade: 'websocket',
-          },
+          { upgrade: 'websocket', 'sec-websocket-version': '13' },
         );
       }
       // RFC 6455 §4.2.1: a handshake asks to upgrade the connection; one that also asks to close it is broken.

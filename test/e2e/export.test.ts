@@ -1,10 +1,11 @@
 // The export end to end (spec §4.7, CONTRACT §4.1–4.3, issue 13 "Done when"): the service as a process, real
 // HTTP, sources made by ffmpeg at test time and uploaded, outputs downloaded through their `video_url` and
 // measured with ffprobe and ffmpeg's own analysis filters (test/helpers/media-analysis.ts): duration to the
-// frame, codecs and CFR, `+faststart` in the file's bytes, the five output sizes, black bars for `fit` and none
-// for `fill` on decoded frames, a beep kept in place to the frame, music ducked under voice, −14 LUFS, a
-// 5-clip mixed timeline with its sfx where it was put, the result as an asset, the `export.*` events, the
-// stored result of an unchanged timeline, a client that goes away, and the fast path's copied packets.
+// frame, codecs and CFR, `+faststart` in the file's bytes, the five output sizes, black bars for `fit` (equal,
+// and none for a near-same-ratio clip) and none for `fill` on decoded frames, a beep kept in place to the
+// frame, music ducked under voice, −14 LUFS, a 5-clip mixed timeline with its sfx where it was put, the result
+// as an asset, the `export.*` events, the stored result of an unchanged timeline, a client that goes away, and
+// the fast path's copied packets.
 //
 // One service (single-node mode on a MongoDB-wire server owned by this file), EXPORT_RATE_PER_MINUTE high
 // enough for every export here. Outputs that several checks read are exported once (`once`).
@@ -27,6 +28,7 @@ import {
 import { openEventsSocket, type EventsSocket } from '../helpers/events-socket.ts';
 import {
   bandLevel,
+  barWidths,
   column,
   ffmpegRun,
   frameTimes,
@@ -91,6 +93,23 @@ describe('export (the service as a process, real ffmpeg)', () => {
       ),
       // A square still (letterboxed in 9:16, cropped in 4:5).
       make(...['-f', 'lavfi', '-i', 'color=c=0x3080ff:s=400x400', '-frames:v', '1'], file('still.png')),
+      // Nearly 16:9 (854×480: 719.4 rows at 1280 wide), 4:3 and 9:16, to place exactly in 16:9.
+      make(
+        ...[
+          '-f',
+          'lavfi',
+          '-i',
+          'color=c=0x3080ff:s=854x480:r=30:d=1',
+          '-f',
+          'lavfi',
+          '-i',
+          'anullsrc=r=48000',
+        ],
+        ...[...x264, ...aac, '-t', '1'],
+        file('near-16x9.mp4'),
+      ),
+      make(...['-f', 'lavfi', '-i', 'color=c=0x3080ff:s=640x480', '-frames:v', '1'], file('four-three.png')),
+      make(...['-f', 'lavfi', '-i', 'color=c=0x3080ff:s=360x640', '-frames:v', '1'], file('portrait.png')),
       // Voice-like: 600 Hz at speech level (lavfi's sine: −21 dBFS RMS); music: 150 Hz 6 dB under it; sfx: a
       // 0.3 s 4 kHz tone.
       make('-f', 'lavfi', '-i', 'sine=f=600:r=48000:d=4', file('voice.wav')),
@@ -353,6 +372,42 @@ describe('export (the service as a process, real ffmpeg)', () => {
         // Not a bar (some columns of testsrc2 are dark on average, but never black all the way down).
         for (const x of [0, 1, width - 2, width - 1])
           assert.ok(!isBlack(column(frame, width, height, x)), `fill ${i}: column ${x} is no bar`);
+      }
+    }));
+
+  it('`fit` in 16:9: a near-16:9 video fills the frame, 4:3 and 9:16 images get equal side bars; `fill` none', () =>
+    logged(async () => {
+      const { projectId } = await newProject('16:9');
+      for (const name of ['near-16x9.mp4', 'four-three.png', 'portrait.png']) {
+        const asset = await upload(projectId, name);
+        await addClip(projectId, { track: 'video', asset_id: asset.id, duration_sec: 0.5 });
+      }
+      const [width, height] = SIZES['16:9'];
+      const middles = [7, 22, 37]; // 15 frames per clip
+      const fit = await exportOk(projectId, { fit: 'fit' }, 'placed-fit.mp4');
+      assert.equal((await assertFormat(fit.path, SIZES['16:9'])).frames, 45);
+      const [near, fourThree, portrait] = await greyFrames(fit.path, middles, width, height);
+      for (const y of [0, 1, height - 2, height - 1])
+        assert.ok(isPicture(row(near!, width, y)), `854×480: row ${y} is picture`);
+      assert.deepEqual(barWidths(near!, width, height), { top: 0, bottom: 0, left: 0, right: 0 });
+      for (const [name, frame, exactWidth] of [
+        ['4:3', fourThree!, 960],
+        ['9:16', portrait!, 405],
+      ] as const) {
+        const bars = barWidths(frame, width, height);
+        assert.deepEqual([bars.top, bars.bottom], [0, 0], `${name}: no bar above or below`);
+        assert.ok(Math.abs(bars.left - bars.right) <= 1, `${name}: equal side bars ${JSON.stringify(bars)}`);
+        const pictureWidth = width - bars.left - bars.right;
+        assert.ok(Math.abs(pictureWidth - exactWidth) <= 2, `${name}: ${pictureWidth} px wide`);
+      }
+
+      const fill = await exportOk(projectId, { fit: 'fill' }, 'placed-fill.mp4');
+      for (const [i, frame] of (await greyFrames(fill.path, middles, width, height)).entries()) {
+        assert.deepEqual(
+          barWidths(frame, width, height),
+          { top: 0, bottom: 0, left: 0, right: 0 },
+          `clip ${i}`,
+        );
       }
     }));
 

@@ -24,13 +24,13 @@ export const optionOf = (args: string[], flag: string): string | undefined => {
 
 /**
  * Runs `ffmpeg` with its `-progress pipe:1` output parsed against `totalSec`; resolves with the progress
- * updates and the wall time, rejects with the log's tail on a non-zero exit.
+ * updates, the wall time and the log (stderr), rejects with the log's tail on a non-zero exit.
  */
 export function renderWithProgress(
   ffmpeg: string,
   args: string[],
   totalSec: number,
-): Promise<{ updates: ProgressUpdate[]; ms: number }> {
+): Promise<{ updates: ProgressUpdate[]; ms: number; log: string }> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const child = spawn(ffmpeg, args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -42,7 +42,7 @@ export function renderWithProgress(
     child.on('error', reject);
     child.on('close', (code) =>
       code === 0
-        ? resolve({ updates, ms: performance.now() - started })
+        ? resolve({ updates, ms: performance.now() - started, log })
         : reject(new Error(`ffmpeg exited ${code}:\n${log.slice(-3000)}`)),
     );
   });

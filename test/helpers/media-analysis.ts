@@ -1,7 +1,8 @@
 // Measuring real media files in tests with ffprobe and ffmpeg's own analysis filters: streams and frame rates,
-// decoded grey frames (bars or picture), sound onsets (`silencedetect`), the level of one frequency band
-// (`lowpass`/`highpass` + `volumedetect`), integrated loudness (`ebur128`), per-packet hashes of a video stream
-// (`framemd5` on a stream copy) and the order of an mp4's top-level atoms (read from the file's bytes).
+// decoded grey or RGB frames (bars or picture, bar widths), frames decoded and CPU time from ffmpeg's log, sound
+// onsets (`silencedetect`), the level of one frequency band (`lowpass`/`highpass` + `volumedetect`),
+// integrated loudness (`ebur128`), per-packet hashes of a video stream (`framemd5` on a stream copy) and the
+// order of an mp4's top-level atoms (read from the file's bytes).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { open } from 'node:fs/promises';
@@ -67,25 +68,41 @@ export async function frameTimes(path: string): Promise<number[]> {
     .map(Number);
 }
 
-/** Decoded frames `numbers` of a video as 8-bit grey pictures (rows of `width` bytes). */
-export async function greyFrames(
+/** Decoded frames `numbers` of a video as raw pictures of `pixFmt` (`bytesPerPixel` each, rows of `width`). */
+async function rawFrames(
   path: string,
   numbers: number[],
   width: number,
   height: number,
+  pixFmt: 'gray' | 'rgb24',
+  bytesPerPixel: number,
 ): Promise<Buffer[]> {
   const select = numbers.map((n) => `eq(n\\,${n})`).join('+');
   const { stdout } = await run(
     ffmpeg,
     [
       ...['-v', 'error', '-i', `file:${path}`, '-vf', `select=${select}`, '-vsync', '0'],
-      ...['-f', 'rawvideo', '-pix_fmt', 'gray', 'pipe:1'],
+      ...['-f', 'rawvideo', '-pix_fmt', pixFmt, 'pipe:1'],
     ],
     { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 },
   );
-  const size = width * height;
+  const size = width * height * bytesPerPixel;
   assert.equal(stdout.length, size * numbers.length, `one ${width}x${height} picture per selected frame`);
   return numbers.map((_n, i) => stdout.subarray(i * size, (i + 1) * size));
+}
+
+/** Decoded frames `numbers` of a video as 8-bit grey pictures (rows of `width` bytes). */
+export const greyFrames = (path: string, numbers: number[], width: number, height: number) =>
+  rawFrames(path, numbers, width, height, 'gray', 1);
+
+/** Decoded frames `numbers` of a video as RGB pictures (rows of `width` × 3 bytes). */
+export const rgbFrames = (path: string, numbers: number[], width: number, height: number) =>
+  rawFrames(path, numbers, width, height, 'rgb24', 3);
+
+/** The red, green and blue of one pixel of an `rgbFrames` picture. */
+export function rgbAt(frame: Buffer, width: number, x: number, y: number): [number, number, number] {
+  const at = (y * width + x) * 3;
+  return [frame[at]!, frame[at + 1]!, frame[at + 2]!];
 }
 
 /** Mean and maximum brightness of a run of pixels. */
@@ -110,6 +127,47 @@ export function* column(frame: Buffer, width: number, height: number, x: number)
 export const isBlack = (pixels: Iterable<number>) => pixelStats(pixels).max <= 32;
 /** Clearly picture: the test sources' mean brightness is around 120. */
 export const isPicture = (pixels: Iterable<number>) => pixelStats(pixels).mean >= 40;
+
+/**
+ * The black bars of a grey frame, in pixels from each edge: the rows (top, bottom) and columns (left, right)
+ * that are black (`isBlack`), counted inwards until the first that is not.
+ */
+export function barWidths(
+  frame: Buffer,
+  width: number,
+  height: number,
+): { top: number; bottom: number; left: number; right: number } {
+  const count = (size: number, line: (i: number) => Iterable<number>) => {
+    let n = 0;
+    while (n < size && isBlack(line(n))) n += 1;
+    return n;
+  };
+  return {
+    top: count(height, (y) => row(frame, width, y)),
+    bottom: count(height, (y) => row(frame, width, height - 1 - y)),
+    left: count(width, (x) => column(frame, width, height, x)),
+    right: count(width, (x) => column(frame, width, height, width - 1 - x)),
+  };
+}
+
+/** How many frames ffmpeg decoded from input `input`'s first stream, from its log at `-v verbose`. */
+export function framesDecoded(log: string, input: number): number {
+  const match = new RegExp(
+    `Input stream #${input}:0 \\(video\\): \\d+ packets read \\(\\d+ bytes\\); (\\d+) frames decoded`,
+  ).exec(log);
+  assert.ok(
+    match,
+    `the log counts input ${input}'s decoded frames (run with -v verbose):\n${log.slice(-1500)}`,
+  );
+  return Number(match[1]);
+}
+
+/** The CPU time (user + system, seconds) of an ffmpeg run with `-benchmark`, from its log. */
+export function benchmarkCpuSec(log: string): number {
+  const match = /bench: utime=([\d.]+)s stime=([\d.]+)s/.exec(log);
+  assert.ok(match, `the log has -benchmark's times:\n${log.slice(-1500)}`);
+  return Number(match[1]) + Number(match[2]);
+}
 
 /** Runs an audio analysis chain over a file and answers ffmpeg's log. */
 export const analyseAudio = (path: string, filters: string) =>

@@ -1,9 +1,10 @@
-// The picture builders against a real ffmpeg: small lavfi sources, two exports (9:16 fit, 4:5 fill), checked
-// with ffprobe and on decoded frames. The sound is a trivial silent graph: sound-graph.ts has its own tests.
+// The picture builders against a real ffmpeg: small lavfi sources, exports in 9:16, 4:5 and 16:9 with fit and
+// fill, checked with ffprobe and on decoded frames (bars measured to the pixel); a large image clip rendered
+// from one decode. The sound is a trivial silent graph: sound-graph.ts has its own tests.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -17,20 +18,23 @@ import {
 } from '../../workers/export/index.ts';
 import { renderWithProgress } from '../helpers/ffmpeg-run.ts';
 import {
+  barWidths,
+  benchmarkCpuSec,
   column,
   ffmpeg,
+  ffmpegRun,
+  framesDecoded,
   greyFrames,
   isBlack,
-  pixelStats,
+  isPicture,
   probeFile,
+  rgbAt,
+  rgbFrames,
   row,
 } from '../helpers/media-analysis.ts';
 
 const run = promisify(execFile);
 const FPS = 30;
-
-/** Clearly picture: the sources' mean brightness is around 120. */
-const isPicture = (pixels: Iterable<number>) => pixelStats(pixels).mean >= 40;
 
 let dir: string;
 let video: ExportSource;
@@ -38,7 +42,7 @@ let image: ExportSource;
 
 /** A plan over the sources, with the output size of `ratio`. */
 function plan(
-  ratio: '9:16' | '4:5',
+  ratio: '9:16' | '4:5' | '16:9' | '1:1',
   fit: 'fit' | 'fill',
   picture: ExportPlan['picture'],
   name: string,
@@ -51,12 +55,32 @@ function plan(
   };
 }
 
-/** Renders a plan with a silent sound graph; returns what ffprobe says and the progress seen. */
+/**
+ * Renders a plan with a silent sound graph; returns what ffprobe says, the progress seen and ffmpeg's log
+ * (`-v verbose -benchmark`: frames decoded per input, CPU time).
+ */
 async function exportPlan(p: ExportPlan) {
   const { totalSec } = pictureTimeline(p);
   const silence = `anullsrc=r=48000:cl=stereo,atrim=0:${totalSec}[aout]`;
-  const { updates } = await renderWithProgress(ffmpeg, exportCommand(p, silence), 8);
-  return { updates, probed: await probeFile(p.output.path), totalSec };
+  const args = ['-v', 'verbose', '-benchmark', ...exportCommand(p, silence)];
+  const { updates, log } = await renderWithProgress(ffmpeg, args, totalSec);
+  return { updates, log, probed: await probeFile(p.output.path), totalSec };
+}
+
+/** A one-frame PNG of `size` (`WxH`) in `colour`, at `path`. */
+async function still(path: string, colour: string, size: string): Promise<ExportSource> {
+  await ffmpegRun([
+    '-v',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    `color=c=${colour}:s=${size}`,
+    '-frames:v',
+    '1',
+    path,
+  ]);
+  return { path, demuxer: 'png_pipe', kind: 'image', durationSec: null };
 }
 
 /** The checks every export must pass: codecs, size, 30 fps, duration = Σ ± 1 frame, AAC 48 kHz stereo. */
@@ -169,6 +193,125 @@ describe('export picture (real ffmpeg)', () => {
       for (const x of [0, 1, width - 2, width - 1]) {
         assert.ok(isPicture(column(frame, width, height, x)), `${i}: column ${x}`);
       }
+    }
+  });
+  it('fits exactly in 16:9: a near-16:9 video fills the frame, 4:3 and 9:16 get equal side bars; fill has none', async () => {
+    // 854×480 is 16:9 to 0.08%: scaled to 1280 wide it is 719.4 rows, which fill the 720 (no strip of black).
+    const nearPath = join(dir, 'near-16x9.mp4');
+    await ffmpegRun([
+      ...['-v', 'error', '-f', 'lavfi', '-i', 'color=c=0x3080ff:s=854x480:r=25:d=1'],
+      ...['-c:v', 'libx264', '-pix_fmt', 'yuv420p', nearPath],
+    ]);
+    const near: ExportSource = {
+      path: nearPath,
+      demuxer: 'mov',
+      kind: 'video',
+      durationSec: (await probeFile(nearPath)).durationSec,
+      video: { codec: 'h264', width: 854, height: 480, fps: 25, pixFmt: 'yuv420p' },
+    };
+    const fourThree = await still(join(dir, '4x3.png'), '0x3080ff', '640x480');
+    const portrait = await still(join(dir, '9x16.png'), '0x3080ff', '360x640');
+    const clips = [near, fourThree, portrait].map((source) => ({
+      source,
+      trimStartSec: 0,
+      durationSec: 0.5,
+      volume: 1,
+    }));
+    const middles = [7, 22, 37]; // 15 frames per clip
+
+    const fit = plan('16:9', 'fit', clips, 'fit-16x9.mp4');
+    const fitted = await exportPlan(fit);
+    assertOutput(fit, fitted);
+    const { width, height } = fit.output;
+    const [nearFrame, fourThreeFrame, portraitFrame] = await greyFrames(
+      fit.output.path,
+      middles,
+      width,
+      height,
+    );
+    for (const y of [0, 1, height - 2, height - 1])
+      assert.ok(isPicture(row(nearFrame!, width, y)), `854×480: row ${y} is picture`);
+    assert.deepEqual(barWidths(nearFrame!, width, height), { top: 0, bottom: 0, left: 0, right: 0 });
+    // Pillarboxed: full height, equal bars left and right, the picture its exact width within 2 px.
+    for (const [name, frame, exactWidth] of [
+      ['4:3', fourThreeFrame!, 960],
+      ['9:16', portraitFrame!, 405],
+    ] as const) {
+      const bars = barWidths(frame, width, height);
+      assert.deepEqual([bars.top, bars.bottom], [0, 0], `${name}: no bar above or below`);
+      assert.ok(Math.abs(bars.left - bars.right) <= 1, `${name}: equal bars ${JSON.stringify(bars)}`);
+      const pictureWidth = width - bars.left - bars.right;
+      assert.ok(
+        Math.abs(pictureWidth - exactWidth) <= 2,
+        `${name}: ${pictureWidth} px wide, ${exactWidth} exact`,
+      );
+    }
+
+    const fill = plan('16:9', 'fill', clips, 'fill-16x9.mp4');
+    assertOutput(fill, await exportPlan(fill));
+    const filled = await greyFrames(fill.output.path, middles, width, height);
+    for (const [i, frame] of filled.entries()) {
+      assert.deepEqual(
+        barWidths(frame, width, height),
+        { top: 0, bottom: 0, left: 0, right: 0 },
+        `clip ${i}`,
+      );
+    }
+  });
+
+  it('renders a 20 s clip of a 6000×6000 image from one decode, in a fraction of a decode per frame', async () => {
+    const big = await still(join(dir, 'big-red.png'), 'red', '6000x6000');
+    // What decoding the image once costs: looping the input, as exports did, paid it for every one of the
+    // 600 frames (about 240 s of CPU here, where this export takes about 4 s).
+    const oneDecodeSec = benchmarkCpuSec(
+      await ffmpegRun(['-benchmark', '-f', 'png_pipe', '-i', `file:${big.path}`, '-f', 'null', '-']),
+    );
+    const p = plan('16:9', 'fit', [{ source: big, trimStartSec: 0, durationSec: 20, volume: 1 }], 'big.mp4');
+    const result = await exportPlan(p);
+    assertOutput(p, result);
+    assert.equal(Number(result.probed.streams.find((s) => s.codec_type === 'video')!.nb_frames), 600);
+
+    assert.equal(framesDecoded(result.log, 0), 1, 'the image is decoded once');
+    const cpuSec = benchmarkCpuSec(result.log);
+    const perFrameDecodes = oneDecodeSec * 600;
+    assert.ok(
+      cpuSec < perFrameDecodes / 10,
+      `${cpuSec} s of CPU, a decode per frame alone would be ${perFrameDecodes.toFixed(1)} s`,
+    );
+
+    // Red in the middle (the square, 720×720) from the first frame to the last, black bars at the sides.
+    const { width, height } = p.output;
+    for (const [i, frame] of (await rgbFrames(p.output.path, [0, 300, 599], width, height)).entries()) {
+      const [r, g, b] = rgbAt(frame, width, width / 2, height / 2);
+      assert.ok(r >= 220 && g <= 30 && b <= 30, `frame ${i}: red in the middle, got ${[r, g, b]}`);
+      for (const x of [0, 270, width - 271, width - 1]) {
+        assert.ok(Math.max(...rgbAt(frame, width, x, height / 2)) <= 32, `frame ${i}: black at x=${x}`);
+      }
+      for (const x of [290, width - 291]) {
+        assert.ok(rgbAt(frame, width, x, height / 2)[0] >= 220, `frame ${i}: red at x=${x}`);
+      }
+    }
+  });
+  it('shows the first picture of an image file that holds several, still, and reads no further', async () => {
+    // PNG streams one after another: the image demuxer reads them as frames of a video.
+    const [red, blue] = await Promise.all([
+      still(join(dir, 'part-red.png'), 'red', '64x64'),
+      still(join(dir, 'part-blue.png'), 'blue', '64x64'),
+    ]);
+    const parts = await Promise.all(
+      [red, ...Array<ExportSource>(50).fill(blue)].map((s) => readFile(s.path)),
+    );
+    const path = join(dir, 'several.png');
+    await writeFile(path, Buffer.concat(parts));
+    const source: ExportSource = { path, demuxer: 'png_pipe', kind: 'image', durationSec: null };
+    const p = plan('1:1', 'fit', [{ source, trimStartSec: 0, durationSec: 2, volume: 1 }], 'several.mp4');
+    const result = await exportPlan(p);
+    assertOutput(p, result);
+    assert.ok(framesDecoded(result.log, 0) < 51, 'ffmpeg stopped reading after the first picture');
+    const { width, height } = p.output;
+    for (const [i, frame] of (await rgbFrames(p.output.path, [0, 30, 59], width, height)).entries()) {
+      const [r, g, b] = rgbAt(frame, width, width / 2, height / 2);
+      assert.ok(r >= 220 && g <= 30 && b <= 30, `frame ${i}: the first picture (red), got ${[r, g, b]}`);
     }
   });
 });

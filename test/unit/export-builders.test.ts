@@ -8,6 +8,7 @@ import {
   parseProgress,
   pictureDurationSec,
   pictureGraph,
+  placementFilters,
   soundGraph,
   ProgressParser,
   type ExportPlan,
@@ -91,7 +92,7 @@ describe('export builders', () => {
     );
   });
 
-  it('loops an image at the output rate for its duration and seeks a video or sound to its trim', () => {
+  it('reads an image as its one frame (no loop, no length) and seeks a video or sound to its trim', () => {
     const sound: SoundClip = {
       source: voice,
       track: 'voice',
@@ -103,35 +104,61 @@ describe('export builders', () => {
     const args = inputArgs(plan([clip(image, 2.5), clip(video, 4, 1.5), clip(video, 3)], 'fit', [sound]));
     assert.equal(args.at(-2), '-i', 'no options after the last -i');
     const [still, trimmed, untrimmed, audio] = inputsOf(args);
-    assert.deepEqual(
-      [
-        optionOf(still!, '-loop'),
-        optionOf(still!, '-framerate'),
-        optionOf(still!, '-t'),
-        optionOf(still!, '-ss'),
-      ],
-      ['1', '30', '2.5', undefined],
-    );
+    // Looping the input would decode the file once per output frame: the graph repeats the scaled frame instead.
+    assert.deepEqual(still, [
+      ...['-protocol_whitelist', 'file,pipe', '-f', 'png_pipe', '-i', 'file:/staged/still.png'],
+    ]);
     assert.deepEqual([optionOf(trimmed!, '-ss'), optionOf(trimmed!, '-t')], ['1.5', '4']);
     assert.deepEqual([optionOf(untrimmed!, '-ss'), optionOf(untrimmed!, '-t')], [undefined, '3']);
     assert.equal(optionOf(untrimmed!, '-loop'), undefined);
     assert.deepEqual([optionOf(audio!, '-ss'), optionOf(audio!, '-t')], ['0.25', '2.5']);
   });
 
+  it('repeats an image clip by cloning its placed frame for exactly its frame count', () => {
+    const chain = pictureGraph(plan([clip(image, 2.5)])).split(';')[0]!;
+    const steps = chain.replace(/^\[0:v\]/, '').replace(/\[vclip0\]$/, '');
+    // Its first frame only, scaled, placed and converted before `tpad`, which repeats the finished frame.
+    const placement = placementFilters('fit', 720, 1280);
+    assert.equal(
+      steps,
+      `trim=end_frame=1,setpts=PTS-STARTPTS,${placement},setsar=1,fps=30,format=yuv420p,tpad=stop_mode=clone:stop=75,trim=end_frame=75,setpts=PTS-STARTPTS`,
+    );
+    assert.doesNotMatch(chain, /loop/);
+  });
+
   it('pads to the output size for fit and crops for fill, then 30 fps yuv420p into one concat', () => {
     const clips = [clip(video, 2), clip(image, 1)];
     const fit = pictureGraph(plan(clips, 'fit')).split(';');
     assert.equal(fit.length, 3);
-    assert.match(
-      fit[0]!,
-      /^\[0:v\]setpts=PTS-STARTPTS,scale=720:1280:force_original_aspect_ratio=decrease,pad=720:1280:\(ow-iw\)\/2:\(oh-ih\)\/2:black,setsar=1,fps=30,format=yuv420p,tpad=stop_mode=clone:stop=60,trim=end_frame=60,setpts=PTS-STARTPTS\[vclip0\]$/,
+    assert.equal(
+      fit[0],
+      `[0:v]setpts=PTS-STARTPTS,${placementFilters('fit', 720, 1280)},setsar=1,fps=30,format=yuv420p,tpad=stop_mode=clone:stop=60,trim=end_frame=60,setpts=PTS-STARTPTS[vclip0]`,
     );
     assert.match(fit[1]!, /^\[1:v\].*trim=end_frame=30,setpts=PTS-STARTPTS\[vclip1\]$/);
     assert.equal(fit[2], '[vclip0][vclip1]concat=n=2:v=1:a=0[vout]');
 
     const fill = pictureGraph(plan(clips, 'fill'));
-    assert.match(fill, /scale=720:1280:force_original_aspect_ratio=increase,crop=720:1280,setsar=1,fps=30/);
+    assert.ok(fill.includes(`${placementFilters('fill', 720, 1280)},setsar=1,fps=30`), fill);
     assert.doesNotMatch(fill, /[,\]]pad=/);
+  });
+
+  it('places a picture centred with even, equal bars (fit) or margins (fill), its size from its aspect ratio', () => {
+    // Scale sizes are expressions on the display aspect ratio (`dar`), evaluated by ffmpeg; the bars are even
+    // because the free space is rounded to a multiple of 4 (the real sizes: test/integration/export-picture).
+    const fit = placementFilters('fit', 1280, 720);
+    assert.equal(
+      fit,
+      "scale=w='if(gte(dar,1280/720),1280,max(2,1280+4*round((720*dar-1280)/4)))'" +
+        ":h='if(gte(dar,1280/720),max(2,720+4*round((1280/dar-720)/4)),720)'" +
+        ',pad=1280:720:(ow-iw)/2:(oh-ih)/2:black',
+    );
+    const fill = placementFilters('fill', 720, 900);
+    assert.equal(
+      fill,
+      "scale=w='if(gte(dar,720/900),720+4*round((900*dar-720)/4),720)'" +
+        ":h='if(gte(dar,720/900),900,900+4*round((720/dar-900)/4))'" +
+        ',crop=720:900:(iw-ow)/2:(ih-oh)/2',
+    );
   });
 
   it('cuts clips on the rounded timeline so the frames add up to the whole duration', () => {

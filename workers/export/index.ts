@@ -18,6 +18,7 @@ export {
 } from './filter-support.ts';
 export { ffmpegSeconds, inputArgs } from './input-args.ts';
 export { SHORT_SIDE_PX, outputSize } from './output-size.ts';
+export { placementFilters } from './placement.ts';
 export { clipFrames, pictureDurationSec, pictureGraph } from './picture-graph.ts';
 export {
   PICTURE_SOUND,

@@ -32,12 +32,11 @@ function window(trimStartSec: number, durationSec: number): string[] {
 
 /** Every `-i` of the plan with its input options, picture clips first, then sound clips (plan.ts numbering). */
 export function inputArgs(plan: ExportPlan): string[] {
-  const fps = String(plan.output.fps);
   const picture = plan.picture.flatMap((clip) =>
     clip.source.kind === 'image'
-      ? // A still is decoded once per frame at the output rate for exactly its duration (the image demuxers
-        // loop a single file with `-loop 1`; `-framerate` sets the rate of the repeated frames).
-        open(clip.source, ['-loop', '1', '-framerate', fps, '-t', ffmpegSeconds(clip.durationSec)])
+      ? // A still is read as its single frame, never looped (`-loop 1` decodes the file again for every output
+        // frame: minutes for a large image); the picture graph repeats the scaled frame for the clip's length.
+        open(clip.source, [])
       : open(clip.source, window(clip.trimStartSec, clip.durationSec)),
   );
   const sound = plan.sounds.flatMap((clip) => open(clip.source, window(clip.trimStartSec, clip.durationSec)));

@@ -8,6 +8,12 @@
 // Each segment then gets exactly that count: `fps` puts the frames on the output's grid, `tpad` clones the last
 // frame when a source falls short (a container's duration is often a frame longer than its video stream), and
 // `trim=end_frame` cuts by frame count, which no timestamp rounding can shift.
+//
+// An image clip takes the same chain: its input is the one decoded frame of the image (input-args.ts), which is
+// scaled, placed and converted once, and `tpad` repeats that finished frame for the clip's whole length. The
+// clones share the frame's memory, so a still costs one decode and one scale however long it shows, and its
+// frame count is exact like any clip's.
+import { placementFilters } from './placement.ts';
 import type { ExportPlan } from './plan.ts';
 import {
   PICTURE_SOUND,
@@ -32,14 +38,6 @@ export function pictureDurationSec(plan: Pick<ExportPlan, 'picture' | 'output'>)
   return clipFrames(plan).reduce((sum, frames) => sum + frames, 0) / plan.output.fps;
 }
 
-/** The scale step of `fit` (letterbox/pillarbox with black) or `fill` (cover, centre crop). */
-function sizeFilters(fit: 'fit' | 'fill', width: number, height: number): string {
-  const size = `${width}:${height}`;
-  return fit === 'fit'
-    ? `scale=${size}:force_original_aspect_ratio=decrease,pad=${size}:(ow-iw)/2:(oh-ih)/2:black`
-    : `scale=${size}:force_original_aspect_ratio=increase,crop=${size}`;
-}
-
 /**
  * The picture part of `-filter_complex`: one chain per picture clip reading `[<pictureInput(i)>:v]`, then
  * `concat` into `[vout]`. Its labels are `[vclip<i>]`, apart from the sound graph's (`[pic<i>]`, `[voice]`…).
@@ -57,19 +55,23 @@ export function pictureGraph(plan: ExportPlan, withSound = false): string {
   const interleaved = withSound && pictureCarriesSound(plan);
   const chains: string[] = [];
   const segments: string[] = [];
-  plan.picture.forEach((_clip, i) => {
+  plan.picture.forEach((clip, i) => {
     const count = frames[i]!;
     // A clip that rounds to no frame is left out: concat cannot take an empty segment, and its input stays
     // opened but unused, which ffmpeg allows.
     if (count <= 0) return;
     const label = `[vclip${i}]`;
     const filters = [
+      // An image is one picture: a file of several concatenated ones (which the image demuxers read as
+      // frames) shows its first, and ffmpeg stops reading it there.
+      ...(clip.source.kind === 'image' ? ['trim=end_frame=1'] : []),
       // Start at 0 so that `fps` lays its grid from the clip's first frame.
       'setpts=PTS-STARTPTS',
-      sizeFilters(fit, width, height),
+      placementFilters(fit, width, height),
       // Sources with odd sample aspect ratios would otherwise carry it into concat, which refuses mixed SARs.
       'setsar=1',
       `fps=${fps}`,
+      // Converted before `tpad`, so a repeated still is converted once too.
       'format=yuv420p',
       `tpad=stop_mode=clone:stop=${count}`,
       `trim=end_frame=${count}`,

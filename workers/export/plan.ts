@@ -13,8 +13,8 @@ import type { ExportPlan } from '../../src/ports/export-pool.ts';
 
 /**
  * ffmpeg input numbering shared by every builder: one input per picture clip in order, then one per sound
- * clip (an image is looped for its own clip; a file used twice is opened twice, which keeps each clip's trim
- * independent and the graph free of `split`).
+ * clip (an image is read once for its own clip; a file used twice is opened twice, which keeps each clip's
+ * trim independent and the graph free of `split`).
  */
 export const pictureInput = (index: number): number => index;
 export const soundInput = (plan: Pick<ExportPlan, 'picture'>, index: number): number =>

@@ -13,8 +13,8 @@ import { sleep, until } from '../helpers/wait.ts';
 
 const linuxOnly = { skip: process.platform !== 'linux' };
 
-/** `npm start` in embedded mode, in a process group of its own; a turn is rendering a scene when it resolves. */
-async function npmStartWithTurnInFlight(sceneMs: number) {
+/** `npm start` in embedded mode, in a process group of its own, with an editor user and a storyboarded project. */
+async function npmStart(sceneMs: number) {
   const npm = watchProcess(
     'npm',
     ['start', '--silent'],
@@ -36,19 +36,29 @@ async function npmStartWithTurnInFlight(sceneMs: number) {
   const project = await editor.createProject({ name: 'signals' });
   const storyboard = await editor.instruct(project.id, { instruction: 'a 2-scene video about a lighthouse' });
   assert.equal(storyboard.status, 200, JSON.stringify(storyboard.body));
-  const turn = editor.instruct(project.id, { instruction: 'continue' }).then(
-    (answer) => answer,
-    (error: Error) => error,
-  );
-  // The scene's render: signals are sent while this ffmpeg runs.
-  const renders = await until(
-    'the scene render (ffmpeg) to run below the service',
-    () => childrenOf(node.pid).filter((child) => child.comm === 'ffmpeg'),
+  return { npm, npmPid, node, database, url, editor, projectId: project.id };
+}
+
+/** The service's ffmpeg children, once there is one (polled every 5 ms: a signal must find it running). */
+function ffmpegBelow(servicePid: number, what: string): Promise<ProcessInfo[]> {
+  return until(
+    `${what} (ffmpeg) to run below the service`,
+    () => childrenOf(servicePid).filter((child) => child.comm === 'ffmpeg'),
     (found) => found.length > 0,
     30_000,
     5,
   );
-  return { npm, npmPid, node, database, renders, turn, url };
+}
+
+/** `npm start` with a turn in flight: its scene is being rendered (by ffmpeg) when this resolves. */
+async function npmStartWithTurnInFlight(sceneMs: number) {
+  const started = await npmStart(sceneMs);
+  const turn = started.editor.instruct(started.projectId, { instruction: 'continue' }).then(
+    (answer) => answer,
+    (error: Error) => error,
+  );
+  const renders = await ffmpegBelow(started.node.pid, 'the scene render');
+  return { ...started, renders, turn };
 }
 
 /** Asserts the service's children run in groups of their own (so a signal to npm's group misses them). */
@@ -123,6 +133,36 @@ describe('stop signals to `npm start` (docs/operator.md)', linuxOnly, () => {
 
   it('SIGTERM to the whole process group, twice: the database and the render survive, the turn finishes, exit 0', () =>
     drainsThroughDoubleSigterm((npmPid) => -npmPid));
+
+  it('SIGTERM to the whole group, twice, during an export: its ffmpeg survives, the export answers 200, exit 0', async () => {
+    const started = await npmStart(200);
+    const { npm, npmPid, node, database, editor, projectId } = started;
+    try {
+      for (let scene = 0; scene < 2; scene++) {
+        const answer = await editor.instruct(projectId, { instruction: 'continue' });
+        assert.equal(answer.status, 200, JSON.stringify(answer.body));
+      }
+      const exported = editor.exportVideo(projectId).then(
+        (answer) => answer,
+        (error: Error) => error,
+      );
+      const encoders = await ffmpegBelow(node.pid, 'the export');
+      assertOwnGroups([database, ...encoders], npmPid);
+      await signalTwice(-npmPid, 'SIGTERM', 200);
+
+      const answer = await exported;
+      assert.ok(!(answer instanceof Error), `the export was answered: ${String(answer)}`);
+      assert.equal(answer.status, 200, JSON.stringify(answer.body));
+      assert.match(answer.body.asset_id, /^va_/);
+      assert.equal(answer.body.video_clip_count, 2);
+      const exit = await npm.exited;
+      assert.deepEqual(exit, { code: 0, signal: null }, npm.lines.join('\n'));
+      assert.ok(npm.lines.some((line) => /SIGTERM again while draining: ignored/.test(line)));
+      await assertAllGone([node.pid, database.pid, ...encoders.map((encoder) => encoder.pid)]);
+    } finally {
+      killLeftovers(npm);
+    }
+  });
 
   it('one Ctrl-C (SIGINT to the group, forwarded by npm too) drains; a second one exits at once, leaving nothing', async () => {
     const started = await npmStartWithTurnInFlight(8000);

@@ -37,6 +37,8 @@ export interface StartedApp {
   generatedAdminToken?: string;
   /** The demo account created in embedded mode. */
   demo?: { userId: string; email: string; apiKey: string; password: string; credits: number };
+  /** The service's logger (what the process itself has to say, such as the signals it got, goes there too). */
+  log: Logger;
   stop(): Promise<void>;
 }
 
@@ -157,6 +159,7 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
       url,
       generatedAdminToken,
       demo,
+      log,
       stop: () =>
         (stopping ??= (async () => {
           await shutdown(config.shutdownGraceMs);

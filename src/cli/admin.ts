@@ -1,11 +1,7 @@
 import { parseArgs } from 'node:util';
 import { loadCliSettings } from '../config.ts';
-
-interface AdminCall {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
-  path: string;
-  body?: Record<string, unknown>;
-}
+import { accountCommandFor, type AccountCommand } from './admin-accounts.ts';
+import { callAdmin, printable, UnreachableError, UsageError, type AdminCall } from './admin-http.ts';
 
 const NEGATIVE_INTEGER = /^-\d+$/;
 const NEGATIVE_MARK = 'negative:';
@@ -23,6 +19,7 @@ export function adminCallFor(args: string[]): AdminCall {
       reason: { type: 'string' },
       'op-id': { type: 'string' },
       limit: { type: 'string' },
+      json: { type: 'boolean' }, // these commands always print the API's JSON
     },
   });
   const [noun, verb, first, second] = positionals;
@@ -86,14 +83,16 @@ export function adminCallFor(args: string[]): AdminCall {
   }
 }
 
-class UsageError extends Error {}
-
-/** Runs one admin command, printing the API's JSON answer; the exit code is 0 only for a 2xx answer. */
+/**
+ * Runs one admin command. The account commands (`user list`, `key list`, `password set`, `sign-in-link
+ * create`) print for people unless `--json`; the others print the API's JSON answer. The exit code is 0 only for
+ * a 2xx answer.
+ */
 export async function runAdminCommand(args: string[]): Promise<number> {
   const settings = loadCliSettings();
-  let call: AdminCall;
+  let run: AccountCommand | AdminCall;
   try {
-    call = adminCallFor(args);
+    run = accountCommandFor(args) ?? adminCallFor(args);
   } catch (error) {
     if (!(error instanceof UsageError) && !(error instanceof TypeError)) throw error;
     process.stderr.write(`mediaforge admin: ${error.message} (see: mediaforge help)\n`);
@@ -103,27 +102,15 @@ export async function runAdminCommand(args: string[]): Promise<number> {
     process.stderr.write('mediaforge admin: set MEDIAFORGE_ADMIN_TOKEN to the service admin token\n');
     return 2;
   }
-  let response: Response;
+  const connection = { url: settings.url, adminToken: settings.adminToken };
   try {
-    response = await fetch(`${settings.url}/api/admin/v1${call.path}`, {
-      method: call.method,
-      headers: {
-        authorization: `Bearer ${settings.adminToken}`,
-        ...(call.body ? { 'content-type': 'application/json' } : {}),
-      },
-      ...(call.body ? { body: JSON.stringify(call.body) } : {}),
-    });
+    if (typeof run === 'function') return await run(connection);
+    const answer = await callAdmin(connection, run);
+    process.stdout.write(`${printable(answer)}\n`);
+    return answer.ok ? 0 : 1;
   } catch (error) {
-    process.stderr.write(`mediaforge admin: cannot reach ${settings.url}: ${(error as Error).message}\n`);
+    if (!(error instanceof UnreachableError)) throw error;
+    process.stderr.write(`mediaforge admin: ${error.message}\n`);
     return 1;
   }
-  const text = await response.text();
-  let printed = text;
-  try {
-    printed = JSON.stringify(JSON.parse(text), null, 2);
-  } catch {
-    // not JSON: print as received
-  }
-  process.stdout.write(`${printed}\n`);
-  return response.ok ? 0 : 1;
 }

@@ -1,10 +1,14 @@
 import { loadConfig, ConfigError } from '../config.ts';
 import { startApp, type StartedApp } from '../app.ts';
+import { createStopSignalPolicy, type StopSignal } from './stop-signals.ts';
 
 /** How long closing connections, pools and the audit log may take once the grace has ended. */
 const CLOSE_AFTER_GRACE_MS = 15_000;
 
-/** `mediaforge serve` / `npm start`: runs the service until SIGTERM or SIGINT, then shuts down cleanly. */
+/**
+ * `mediaforge serve` / `npm start`: runs the service until SIGTERM or SIGINT, then drains and shuts down cleanly
+ * (a second SIGTERM is ignored, a second SIGINT exits at once: ./stop-signals.ts).
+ */
 export async function serve(): Promise<void> {
   let config;
   try {
@@ -28,13 +32,26 @@ export async function serve(): Promise<void> {
   if (config.mode === 'embedded') printEmbeddedBanner(app);
   process.stdout.write(`listening on ${app.url}\n`);
 
-  let signals = 0;
-  const shutdown = (signal: NodeJS.Signals) => {
-    if (++signals > 1) {
+  const decide = createStopSignalPolicy();
+  const onSignal = (signal: StopSignal) => {
+    const decision = decide(signal);
+    if (decision === 'ignore') {
+      app.log.warn({ signal }, `${signal} again while draining: ignored, the drain goes on`);
+    } else if (decision === 'ignore-echo') {
+      app.log.info({ signal }, `${signal} again at once: the same interrupt forwarded (npm), ignored`);
+    } else if (decision === 'exit-now') {
       process.stderr.write(`mediaforge: ${signal} again, exiting now\n`);
       process.exit(1);
+    } else {
+      app.log.info(
+        { signal, grace_ms: config.shutdownGraceMs },
+        `${signal}: draining (a second SIGINT exits at once)`,
+      );
+      drain();
     }
-    // After the grace, what still runs ends as on a crashed node (CONTRACT §12): closing is bounded too.
+  };
+  const drain = () => {
+    // After the grace, what still runs ends as on a crashed node (docs/operator.md): closing is bounded too.
     setTimeout(() => {
       process.stderr.write('mediaforge: shutdown did not finish in time, exiting now\n');
       process.exit(1);
@@ -47,8 +64,8 @@ export async function serve(): Promise<void> {
       },
     );
   };
-  process.on('SIGTERM', shutdown);
-  process.on('SIGINT', shutdown);
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
 }
 
 /**

@@ -1,10 +1,17 @@
 import { accessSync, constants } from 'node:fs';
+import { delimiter, isAbsolute, join } from 'node:path';
 
-// Children that die with their parent. A process killed with SIGKILL cannot stop its children, and ffmpeg
-// outlives its parent (it ignores SIGPIPE, so its progress writes just fail): an export, a render or the
-// embedded database would run on as an orphan after a crash. On Linux, util-linux's `setpriv --pdeathsig KILL`
-// has the kernel kill the child when the thread that started it ends, then execs the command (same pid, so
-// killing by pid still works). Without setpriv the command runs as it is.
+// Children that die with their parent, and only with it. A process killed with SIGKILL cannot stop its
+// children, and ffmpeg outlives its parent (it ignores SIGPIPE, so its progress writes just fail): an export, a
+// render or the embedded database would run on as an orphan after a crash. On Linux, util-linux's
+// `setpriv --pdeathsig KILL` has the kernel kill the child when the thread that started it ends, then execs the
+// command (same pid, so killing by pid still works).
+//
+// Such a child also runs in a session (so a process group) of its own: a signal sent to the service's whole
+// group — `kill -- -<pgid>` of `npm start`, Ctrl-C in a terminal — must not kill the database or the ffmpeg that
+// the drain is waiting for (docs/operator.md, "Health and shutdown"). The service ends them itself when it
+// stops, and the kernel does when the service dies. Without setpriv the command runs as it is and stays in the
+// service's group: a group signal then reaches it, but nothing can outlive the service.
 
 const SETPRIV = '/usr/bin/setpriv';
 
@@ -21,11 +28,9 @@ function findSetpriv(): string | null {
   return setpriv;
 }
 
-/** Whether `command` is a path to a file that can be run (a bare name runs untied: reading PATH is config's). */
-function runnable(command: string): boolean {
-  if (!command.includes('/')) return false;
+function isExecutableFile(path: string): boolean {
   try {
-    accessSync(command, constants.X_OK);
+    accessSync(path, constants.X_OK);
     return true;
   } catch {
     return false;
@@ -33,12 +38,34 @@ function runnable(command: string): boolean {
 }
 
 /**
- * The command and arguments that run `command args` as a child killed when its starting thread ends. A command
- * that cannot run is left as it is, so that spawning it fails as before (ENOENT), not as setpriv's exit code.
+ * The file `command` runs: itself when it is a path, else the first executable of that name on PATH, the way
+ * `spawn` (execvp) finds it — a system ffmpeg is configured as the bare name `ffmpeg`. Null when none can run.
  */
-export function tiedToThisThread(command: string, args: readonly string[]): [string, string[]] {
+function executableFor(command: string): string | null {
+  if (command.includes('/')) return isExecutableFile(command) ? command : null;
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (dir && isAbsolute(dir) && isExecutableFile(join(dir, command))) return join(dir, command);
+  }
+  return null;
+}
+
+/** What to pass to `spawn` for a tied child: the command, its arguments and the `detached` option. */
+export interface TiedCommand {
+  command: string;
+  args: string[];
+  /** True when the child is tied: it then gets a process group of its own (`detached` is setsid on Linux). */
+  detached: boolean;
+}
+
+/**
+ * How to spawn `command args` as a child killed when its starting thread ends, in a process group of its own.
+ * A command that cannot run is left as it is, so that spawning it fails as before (ENOENT), not as setpriv's
+ * exit code. Spread the result into `spawn(command, args, { detached, ... })`.
+ */
+export function tiedToThisThread(command: string, args: readonly string[]): TiedCommand {
   const wrapper = findSetpriv();
-  return wrapper && runnable(command)
-    ? [wrapper, ['--pdeathsig', 'KILL', '--', command, ...args]]
-    : [command, [...args]];
+  const executable = wrapper ? executableFor(command) : null;
+  return wrapper && executable
+    ? { command: wrapper, args: ['--pdeathsig', 'KILL', '--', executable, ...args], detached: true }
+    : { command, args: [...args], detached: false };
 }

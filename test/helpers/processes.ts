@@ -13,9 +13,14 @@ export function watchProcess(
   command: string,
   args: string[],
   env: NodeJS.ProcessEnv = process.env,
-  options: { stdin?: boolean } = {},
+  options: { stdin?: boolean; detached?: boolean } = {},
 ): WatchedProcess {
-  const child = spawn(command, args, { env, stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, args, {
+    env,
+    stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+    // Leading a process group of its own, as a command started from a shell does (`kill -- -<pgid>`).
+    detached: options.detached ?? false,
+  });
   const lines: string[] = [];
   const waiters = new Set<(line: string) => void>();
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>

@@ -1,25 +1,34 @@
 // Children started through `tiedToThisThread` die with the process that started them, even when it is killed
-// with SIGKILL and can run no clean-up (an export's ffmpeg must not run on as an orphan after a crash).
+// with SIGKILL and can run no clean-up (an export's ffmpeg must not run on as an orphan after a crash), and only
+// with it: a signal to the parent's process group does not reach them (the drain still needs them).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { until } from '../helpers/wait.ts';
+import { tiedToThisThread } from '../../src/processes/tied-child.ts';
 
 const TIED_CHILD = fileURLToPath(new URL('../../src/processes/tied-child.ts', import.meta.url));
 
-/** A Node process that starts `sleep 60` (tied, or not) and prints the sleeper's pid. */
-function parentOfSleeper(tied: boolean) {
+/**
+ * A Node process that starts `sleep 60` (tied, or not) and prints the sleeper's pid. In `ownGroup` it leads a
+ * process group of its own and ignores SIGTERM, as a draining service does.
+ */
+function parentOfSleeper(tied: boolean, ownGroup = false) {
   const script = `
     import { spawn } from 'node:child_process';
     import { tiedToThisThread } from ${JSON.stringify(TIED_CHILD)};
-    const [command, args] = ${tied} ? tiedToThisThread('/bin/sleep', ['60']) : ['/bin/sleep', ['60']];
-    const child = spawn(command, args, { stdio: 'ignore' });
+    const { command, args, detached } = ${tied}
+      ? tiedToThisThread('/bin/sleep', ['60'])
+      : { command: '/bin/sleep', args: ['60'], detached: false };
+    const child = spawn(command, args, { stdio: 'ignore', detached });
+    process.on('SIGTERM', () => {});
     console.log(child.pid);
     setInterval(() => {}, 1000);
   `;
   const parent = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
     stdio: ['ignore', 'pipe', 'inherit'],
+    detached: ownGroup,
   });
   const childPid = new Promise<number>((resolve) => {
     parent.stdout.once('data', (chunk: Buffer) => resolve(Number(chunk.toString('utf8').trim())));
@@ -58,6 +67,46 @@ describe(
         assert.ok(alive(untiedPid), 'the untied child outlived its parent (the test can tell)');
       } finally {
         if (alive(untiedPid)) process.kill(untiedPid, 'SIGKILL');
+      }
+    });
+
+    it('ties a command named without a path (a system ffmpeg on PATH) as spawn finds it; cannot tie what cannot run', () => {
+      const onPath = tiedToThisThread('sleep', ['60']);
+      assert.equal(onPath.detached, true);
+      assert.match(onPath.args.join(' '), /^--pdeathsig KILL -- \/\S*\/sleep 60$/);
+      assert.deepEqual(tiedToThisThread('no-such-command-mf', ['x']), {
+        command: 'no-such-command-mf',
+        args: ['x'],
+        detached: false,
+      });
+    });
+
+    it("a signal to the parent's process group reaches an untied child but not a tied one", async () => {
+      const tied = parentOfSleeper(true, true);
+      const untied = parentOfSleeper(false, true);
+      const [tiedPid, untiedPid] = await Promise.all([tied.childPid, untied.childPid]);
+      try {
+        process.kill(-tied.parent.pid!, 'SIGTERM');
+        process.kill(-untied.parent.pid!, 'SIGTERM');
+        await until(
+          'the untied child to die of the group signal',
+          () => alive(untiedPid),
+          (isAlive) => !isAlive,
+          5000,
+        );
+        assert.ok(alive(tiedPid), 'the tied child did not get the group signal');
+        assert.ok(alive(tied.parent.pid!), 'its parent ignored it');
+        tied.parent.kill('SIGKILL');
+        await until(
+          'the tied child to die with its parent',
+          () => alive(tiedPid),
+          (isAlive) => !isAlive,
+          5000,
+        );
+      } finally {
+        for (const pid of [tied.parent.pid!, untied.parent.pid!, tiedPid, untiedPid]) {
+          if (alive(pid)) process.kill(pid, 'SIGKILL');
+        }
       }
     });
   },

@@ -67,12 +67,17 @@ export function runFfmpeg(options: RunFfmpegOptions): Promise<RunResult> {
     return Promise.resolve({ ok: false, reason: 'aborted', code: null, signal: null, stderrTail: '' });
   }
   const nice = niceness > 0 ? findNice() : null;
-  const [command, argv] = nice
+  // Tied to this thread, so in a process group of its own: a signal to the service's whole group must not end
+  // an export that the drain lets finish; the service, or the kernel when it dies, ends it.
+  const tied = nice
     ? tiedToThisThread(nice, ['-n', String(niceness), ffmpegPath, ...args])
     : tiedToThisThread(ffmpegPath, args);
 
   return new Promise((resolve) => {
-    const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'], detached: false });
+    const child = spawn(tied.command, tied.args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: tied.detached,
+    });
     const parser = new ProgressParser(totalSec);
     let fraction = 0;
     let stderr = '';

@@ -24,15 +24,18 @@ export function startEmbeddedMongo(): Promise<EmbeddedMongo> {
       ),
     );
   }
-  const child = spawn(
-    ...tiedToThisThread(binary, [
-      '--host=127.0.0.1',
-      '--port=0',
-      '--topology-profile=singleNodeReplicaSet',
-      '--replica-set-name=rs0',
-    ]),
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  // In a process group of its own (docs/operator.md, "Health and shutdown"): the drain still needs the
+  // database when a signal reaches the service's whole group; `stop` ends it last.
+  const tied = tiedToThisThread(binary, [
+    '--host=127.0.0.1',
+    '--port=0',
+    '--topology-profile=singleNodeReplicaSet',
+    '--replica-set-name=rs0',
+  ]);
+  const child = spawn(tied.command, tied.args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: tied.detached,
+  });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return new Promise((resolve, reject) => {
     let output = '';

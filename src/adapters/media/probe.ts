@@ -215,7 +215,11 @@ function describeRun(run: RunResult): string {
 function runLimited(command: string, args: string[], timeoutMs: number): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     // Arguments go straight to execve: no shell ever sees a path.
-    const child = spawn(...tiedToThisThread(command, args), { stdio: ['ignore', 'pipe', 'pipe'] });
+    const tied = tiedToThisThread(command, args); // in its own process group, like every child a drain needs
+    const child = spawn(tied.command, tied.args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: tied.detached,
+    });
     if (child.pid !== undefined) {
       try {
         setPriority(child.pid, PROBE_NICENESS);

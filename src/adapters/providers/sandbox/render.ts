@@ -154,9 +154,12 @@ export function createSandboxRenderer(options: SandboxRendererOptions): SandboxR
     if (closed) return Promise.reject(closedError());
     if (signal?.aborted) return Promise.reject(abortedError());
     return new Promise((resolvePromise, reject) => {
-      // Arguments go straight to execve: no shell ever sees the prompt or a path.
-      const child = spawn(...tiedToThisThread(options.ffmpegPath, args), {
+      // Arguments go straight to execve: no shell ever sees the prompt or a path. Tied, so in a process group
+      // of its own: a signal to the service's group leaves a render in flight to finish during the drain.
+      const tied = tiedToThisThread(options.ffmpegPath, args);
+      const child = spawn(tied.command, tied.args, {
         stdio: ['ignore', 'ignore', 'pipe'],
+        detached: tied.detached,
       });
       children.add(child);
       // Renders yield the CPU to the API: a queue of renders must never slow down submits and reads.

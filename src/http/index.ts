@@ -1,6 +1,7 @@
 export * from './client-address.ts';
 export * from './drain-gate.ts';
 export * from './event-sockets.ts';
+export * from './framing.ts';
 export * from './html.ts';
 export * from './http-metrics.ts';
 export * from './json-body.ts';

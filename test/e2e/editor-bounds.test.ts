@@ -15,6 +15,7 @@ import {
   type ProjectState,
 } from '../helpers/editor.ts';
 import { openEventsSocket } from '../helpers/events-socket.ts';
+import { startFakeLlm, type FakeLlm } from '../fakes/llm-server.ts';
 
 const SERVICE_ENV = {
   SANDBOX_VIDEO_MS: '300',
@@ -361,5 +362,66 @@ describe('editor bounds: TIMELINE_MAX_SEC', () => {
       again.body.assistant_text,
     );
     assert.deepEqual((await stateOf(editor, project.id)).clips, before.clips);
+  });
+});
+
+describe('editor bounds: the LLM agent’s tools', () => {
+  let mongo: TestMongo;
+  let llm: FakeLlm;
+  let service: RunningService;
+
+  before(async () => {
+    mongo = await startMongo();
+    llm = await startFakeLlm();
+    service = await startService({
+      MONGO_URL: mongo.uri,
+      MONGO_DB: 'editor_bounds_llm',
+      AGENT: 'llm',
+      LLM_BASE_URL: llm.url,
+      LLM_API_KEY: llm.apiKey,
+      TIMELINE_MAX_SEC: '60',
+      ...SERVICE_ENV,
+    });
+  });
+  after(async () => {
+    await service?.stop();
+    await llm?.close();
+    await mongo?.stop();
+  });
+
+  it('answers out-of-bounds update_clip and add_clip calls with tool errors carrying the messages, changing nothing', async () => {
+    const { editor, project, image } = await projectWithMedia(service, 'LLM');
+    const picture = await added(editor, project.id, { track: 'video', asset_id: image.id, duration_sec: 30 });
+    const before = await stateOf(editor, project.id);
+    // Arguments as a model writes them: JSON text, 1e400 included (the service parses it as Infinity).
+    const calls = [
+      ['update_clip', `{"clip_id":"${picture.id}","duration_sec":1e400}`],
+      ['update_clip', `{"clip_id":"${picture.id}","start_sec":1e30}`],
+      ['add_clip', `{"track":"video","asset_id":"${image.id}","duration_sec":1e30}`],
+      ['add_clip', `{"track":"video","asset_id":"${image.id}","duration_sec":31}`],
+    ];
+    let step = 0;
+    llm.script(() =>
+      step++ === 0
+        ? { kind: 'message', tool_calls: calls.map(([name, args]) => ({ name: name!, arguments: args! })) }
+        : { kind: 'message', text: 'None of that fit. What would you like to do?' },
+    );
+    const turn = await editor.instruct(project.id, { instruction: 'make it much longer' });
+    checkTurnAnswer(turn, project.id);
+    assert.deepEqual(
+      turn.body.agent_events
+        .filter((event) => event.type === 'tool.finished')
+        .map((event) => [event.data.name, event.data.ok, event.data.summary]),
+      [
+        ['update_clip', false, 'invalid arguments: duration_sec must be at most 600'],
+        ['update_clip', false, 'invalid arguments: start_sec must be at most 86400'],
+        ['add_clip', false, 'invalid arguments: duration_sec must be at most 600'],
+        ['add_clip', false, 'timeline would be longer than 60 seconds'],
+      ],
+    );
+    assert.deepEqual(turn.body.clips_created, []);
+    const afterTurn = await stateOf(editor, project.id);
+    assert.deepEqual(afterTurn.clips, before.clips);
+    assert.equal(afterTurn.project.revision, before.project.revision, 'a refused tool call bumps nothing');
   });
 });

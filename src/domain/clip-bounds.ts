@@ -24,32 +24,34 @@ export interface ClipNumbers {
 /** The message for a clip number above its bound (JSON's `1e400` arrives as Infinity: above every bound). */
 export const atMostMessage = (field: keyof ClipNumbers, max: number) => `${field} must be at most ${max}`;
 
+/** Each field's range: its lowest value (`duration_sec` excludes 0), its bound, the message below the range. */
+const ranges = (track: Track) =>
+  [
+    { field: 'start_sec', lowest: 0, max: CLIP_OFFSET_MAX_SEC, below: 'start_sec must be a number >= 0' },
+    {
+      field: 'trim_start_sec',
+      lowest: 0,
+      max: CLIP_OFFSET_MAX_SEC,
+      below: 'trim_start_sec must be a number >= 0',
+    },
+    {
+      field: 'duration_sec',
+      lowest: Number.MIN_VALUE,
+      max: CLIP_DURATION_MAX_SEC[track],
+      below: 'duration_sec must be a number > 0',
+    },
+  ] as const;
+
 /**
  * The first problem of `numbers` for a clip on `track`, in field order, or null. A number is refused when it
- * is not finite or outside its range; the lower-bound messages are the ones the request schemas use.
+ * is not finite or outside its range; the messages below the range are the ones the request schemas use.
  */
 export function clipNumberProblem(track: Track, numbers: ClipNumbers): string | null {
-  const checks: [keyof ClipNumbers, number | null | undefined, (value: number) => boolean, string, number][] =
-    [
-      ['start_sec', numbers.start_sec, (v) => v >= 0, 'start_sec must be a number >= 0', CLIP_OFFSET_MAX_SEC],
-      [
-        'trim_start_sec',
-        numbers.trim_start_sec,
-        (v) => v >= 0,
-        'trim_start_sec must be a number >= 0',
-        CLIP_OFFSET_MAX_SEC,
-      ],
-      [
-        'duration_sec',
-        numbers.duration_sec,
-        (v) => v > 0,
-        'duration_sec must be a number > 0',
-        CLIP_DURATION_MAX_SEC[track],
-      ],
-    ];
-  for (const [field, value, aboveMinimum, minimumMessage, max] of checks) {
+  for (const { field, lowest, max, below } of ranges(track)) {
+    const value = numbers[field];
     if (value === undefined || value === null) continue;
-    if (Number.isNaN(value) || !aboveMinimum(value)) return minimumMessage;
+    // Written so that NaN fails both comparisons.
+    if (!(value >= lowest)) return below;
     if (!(value <= max)) return atMostMessage(field, max);
   }
   return null;

@@ -17,6 +17,8 @@ export interface ProjectActorPorts {
   turnLeaseMs: number;
   /** `TURN_QUEUE_MAX`: turns waiting per project before `request_turn` answers 429. */
   turnQueueMax: number;
+  /** `TIMELINE_MAX_SEC`: no change may make a video's timeline longer (docs/editor.md#bounds). */
+  timelineMaxSec: number;
 }
 
 export type ProjectContext = HandlerContext<ProjectActorPorts>;

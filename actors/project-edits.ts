@@ -19,6 +19,7 @@ import {
   type EventDraft,
   type ProjectContext,
 } from './project-commit.ts';
+import { checkClipNumbers, checkTimelineLength } from './project-bounds.ts';
 import { insertClip, moveClip, removeClip } from './project-timeline.ts';
 import { toAssetView, toClipView, toProjectView, toVideoView } from './project-views.ts';
 
@@ -243,6 +244,7 @@ export const editHandlers = {
       const turnId = checkTurn(project, message.turn_id);
       checkRevision(project, message.if_match);
       findVideo(project, message.video_id);
+      checkClipNumbers(message.track, message);
       const asset = await findAsset(context, message.asset_id);
       if (!trackAccepts(message.track, asset.kind)) {
         throw new AppError(
@@ -265,6 +267,7 @@ export const editHandlers = {
         created_at: new Date(context.clock.now()),
       };
       const clips = insertClip(project.clips, clip, message.idx);
+      await checkTimelineLength(context, clip.video_id, project.clips, clips);
       const placed = clips.find((one) => one.id === clip.id)!;
       return commit(context, project, {
         next: { ...project, clips },
@@ -280,6 +283,7 @@ export const editHandlers = {
       const turnId = checkTurn(project, message.turn_id);
       checkRevision(project, message.if_match);
       const clip = findClip(project, message.clip_id);
+      checkClipNumbers(clip.track, message);
       const changed: ClipRecord = {
         ...clip,
         ...(message.start_sec !== undefined && clip.track !== 'video'
@@ -290,6 +294,7 @@ export const editHandlers = {
         ...(message.volume !== undefined ? { volume: message.volume } : {}),
       };
       const clips = moveClip(project.clips, changed, message.idx ?? clip.idx);
+      await checkTimelineLength(context, clip.video_id, project.clips, clips);
       const placed = clips.find((one) => one.id === clip.id)!;
       return commit(context, project, {
         next: { ...project, clips },

@@ -1,6 +1,8 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import { literalUnion } from './common.ts';
 import { EXPORT_FITS } from './editor.ts';
+import { DURATION_BOUNDS } from './clip-rules.ts';
+import { CLIP_OFFSET_MAX_SEC } from '../src/domain/clip-bounds.ts';
 import { CLIP_VOLUME_MAX, PROJECT_ASPECT_RATIOS, TRACKS } from '../src/domain/editor.ts';
 import {
   VIDEO_DURATIONS_SECONDS,
@@ -16,10 +18,20 @@ import {
 export const ClipTimingFields = {
   idx: Type.Optional(Type.Integer({ minimum: 0, description: 'position on the track, from 0' })),
   start_sec: Type.Optional(
-    Type.Number({ minimum: 0, description: 'audio tracks: start on the timeline, in seconds' }),
+    Type.Number({
+      minimum: 0,
+      description: `audio tracks: start on the timeline, in seconds (at most ${CLIP_OFFSET_MAX_SEC})`,
+    }),
   ),
-  trim_start_sec: Type.Optional(Type.Number({ minimum: 0, description: 'seconds skipped at the start' })),
-  duration_sec: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'seconds shown or played' })),
+  trim_start_sec: Type.Optional(
+    Type.Number({
+      minimum: 0,
+      description: `seconds skipped at the start (at most ${CLIP_OFFSET_MAX_SEC})`,
+    }),
+  ),
+  duration_sec: Type.Optional(
+    Type.Number({ exclusiveMinimum: 0, description: `seconds shown or played (${DURATION_BOUNDS})` }),
+  ),
   volume: Type.Optional(
     Type.Number({ minimum: 0, maximum: CLIP_VOLUME_MAX, description: '0..2, 1 = as is' }),
   ),

@@ -10,6 +10,8 @@ import {
   TURN_IMAGE_URLS_MAX,
   DEFAULT_PROJECT_NAME,
 } from '../src/domain/editor.ts';
+import { CLIP_OFFSET_MAX_SEC } from '../src/domain/clip-bounds.ts';
+import { DURATION_BOUNDS } from './clip-rules.ts';
 import type { FieldRule } from './validate.ts';
 import { FreeFormObject, defaulted, literalUnion } from './common.ts';
 
@@ -98,13 +100,28 @@ export function instructRules(accepts: (url: string) => boolean): FieldRule<Inst
   ];
 }
 
+// The upper bounds are body rules (clip-rules.ts): the `duration_sec` one depends on the track.
 const clipTiming = {
-  start_sec: Type.Optional(Type.Number({ minimum: 0, errorMessage: 'start_sec must be a number >= 0' })),
+  start_sec: Type.Optional(
+    Type.Number({
+      minimum: 0,
+      description: `at most ${CLIP_OFFSET_MAX_SEC}`,
+      errorMessage: 'start_sec must be a number >= 0',
+    }),
+  ),
   trim_start_sec: Type.Optional(
-    Type.Number({ minimum: 0, errorMessage: 'trim_start_sec must be a number >= 0' }),
+    Type.Number({
+      minimum: 0,
+      description: `at most ${CLIP_OFFSET_MAX_SEC}`,
+      errorMessage: 'trim_start_sec must be a number >= 0',
+    }),
   ),
   duration_sec: Type.Optional(
-    Type.Number({ exclusiveMinimum: 0, errorMessage: 'duration_sec must be a number > 0' }),
+    Type.Number({
+      exclusiveMinimum: 0,
+      description: DURATION_BOUNDS,
+      errorMessage: 'duration_sec must be a number > 0',
+    }),
   ),
   volume: Type.Optional(
     Type.Number({

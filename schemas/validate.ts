@@ -10,9 +10,10 @@ export type Checked<T> = { ok: true; value: T } | { ok: false; message: string; 
  * placed at `field` in the property order: it runs once every field up to and including `field` passed the
  * schema, and only a failure of an earlier field answers before it.
  */
-export interface FieldRule<T> {
+export interface FieldRule<T, Context = unknown> {
   field: string;
-  check(value: T): boolean;
+  /** `context` is what the caller gave `check` (a route: the resource it loaded, e.g. the clip a PATCH changes). */
+  check(value: T, context: Context): boolean;
   message: string;
 }
 
@@ -22,9 +23,9 @@ export interface FieldRule<T> {
  * the spec's exact validation messages are attached to fields), or a message per failure kind (see
  * `customMessage`); otherwise a readable message is derived.
  */
-export function createChecker<S extends TSchema>(
+export function createChecker<S extends TSchema, Context = unknown>(
   schema: S,
-  options: { label?: (field: string) => string; rules?: readonly FieldRule<Static<S>>[] } = {},
+  options: { label?: (field: string) => string; rules?: readonly FieldRule<Static<S>, Context>[] } = {},
 ) {
   const validator = Compile(schema);
   const order = Object.keys((schema as { properties?: object }).properties ?? {});
@@ -34,14 +35,14 @@ export function createChecker<S extends TSchema>(
   }
   const rules = [...(options.rules ?? [])].sort((a, b) => order.indexOf(a.field) - order.indexOf(b.field));
   /** The first rule placed before `limit` (a field's rank) that fails. */
-  const failedRule = (value: Static<S>, limit: number) =>
-    rules.find((rule) => order.indexOf(rule.field) < limit && !rule.check(value));
+  const failedRule = (value: Static<S>, limit: number, context: Context) =>
+    rules.find((rule) => order.indexOf(rule.field) < limit && !rule.check(value, context));
   return {
     schema,
-    check(input: unknown): Checked<Static<S>> {
+    check(input: unknown, context?: Context): Checked<Static<S>> {
       const value = validator.Default(structuredCloneIfObject(input));
       if (validator.Check(value)) {
-        const rule = failedRule(value as Static<S>, Infinity);
+        const rule = failedRule(value as Static<S>, Infinity, context as Context);
         return rule
           ? { ok: false, message: rule.message, field: rule.field }
           : { ok: true, value: value as Static<S> };
@@ -49,9 +50,13 @@ export function createChecker<S extends TSchema>(
       const failures = validator.Errors(value);
       const first = pickFirst(failures, order);
       const field = fieldOf(first);
-      // A rule runs only on fields the schema accepted, so it sees the types it was written for.
+      // A rule runs only on fields the schema accepted, so it sees the types it was written for — except a
+      // number too large for a double (JSON's `1e400` parses as Infinity), which no number schema accepts: the
+      // rules at its own field (bounds) answer it first, as the out-of-range number it is.
       const rank = field === undefined ? -1 : order.indexOf(field);
-      const rule = failedRule(value as Static<S>, rank === -1 && field !== undefined ? order.length : rank);
+      const reach = rank !== -1 && isNonFiniteNumber(value, field!) ? rank + 1 : rank;
+      const limit = rank === -1 && field !== undefined ? order.length : reach;
+      const rule = failedRule(value as Static<S>, limit, context as Context);
       if (rule) return { ok: false, message: rule.message, field: rule.field };
       const custom = field ? customMessage(propertySchema(schema, field)?.errorMessage, first!) : undefined;
       const message = custom ?? describe(first, field ? label(field) : 'value', schema, field);
@@ -73,6 +78,11 @@ function customMessage(
   const insideElement = error.instancePath.split('/').length > 2;
   if (insideElement && errorMessage.items) return errorMessage.items;
   return errorMessage[error.keyword] ?? errorMessage.default;
+}
+
+function isNonFiniteNumber(value: unknown, field: string): boolean {
+  const property = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[field] : undefined;
+  return typeof property === 'number' && !Number.isFinite(property);
 }
 
 function structuredCloneIfObject(input: unknown): unknown {

@@ -223,6 +223,7 @@ export async function startPlatform(
             mediaUrl,
             turnLeaseMs: config.turnLeaseMs,
             turnQueueMax: config.turnQueueMax,
+            timelineMaxSec: config.timelineMaxSec,
           },
           settings: { ackWaitMs: config.actorAckWaitMs },
         },

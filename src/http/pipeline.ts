@@ -263,7 +263,7 @@ class Exchange implements RequestContext {
       this.upload = { contentType: media, stream: this.request.bodyStream(route.upload!.maxBytes) };
     } else if (parsed) {
       if ('error' in parsed) throw parsed.error;
-      this.body = input.checkBody(parsed.value);
+      this.body = input.checkBody(parsed.value, this.resource);
     }
     return route.handle(this);
   }

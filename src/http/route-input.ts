@@ -12,8 +12,8 @@ export interface RouteInputChecker {
   readonly hasBody: boolean;
   /** Parses and checks a raw body. */
   body(raw: Buffer): unknown;
-  /** Checks a body already parsed (`parseJson`). */
-  checkBody(value: unknown): unknown;
+  /** Checks a body already parsed (`parseJson`); `resource` is what the route loaded, for its body rules. */
+  checkBody(value: unknown, resource?: unknown): unknown;
 }
 
 const PARAM_MAX_LENGTH = 200;
@@ -45,11 +45,11 @@ export function compileRouteInput(route: RouteDefinition): RouteInputChecker {
     body(raw) {
       return this.checkBody(parseJson(raw));
     },
-    checkBody(value) {
+    checkBody(value, resource) {
       if (value === null || typeof value !== 'object' || Array.isArray(value)) {
         throw new AppError('bad_request', 'Request body must be a JSON object');
       }
-      const checked = body!.check(value);
+      const checked = body!.check(value, resource);
       if (!checked.ok) throw new AppError('bad_request', checked.message);
       return checked.value;
     },

@@ -101,8 +101,11 @@ export interface RouteDefinition<
   query?: Q;
   /** A JSON object body (CONTRACT §6 order: valid JSON → nesting → an object → fields in order). */
   body?: B;
-  /** Body checks a schema cannot express (URL rules, field combinations), run at their field's place. */
-  bodyRules?: readonly FieldRule<Static<B>>[];
+  /**
+   * Body checks a schema cannot express (URL rules, field combinations, a bound that depends on the resource),
+   * run at their field's place; each gets the route's `resource` as its context.
+   */
+  bodyRules?: readonly FieldRule<Static<B>, NoInfer<R>>[];
   /**
    * Loads what the route acts on (a project) after authentication and the path and query checks but before the
    * body is checked, so a missing resource answers 404 before a bad body answers 400 (CONTRACT §4.1). `json` is

@@ -4,7 +4,8 @@ import {
   type AgentToolArgs,
   type AgentToolName,
 } from '../../schemas/agent-tools.ts';
-import { createChecker } from '../../schemas/validate.ts';
+import { addClipRules, patchClipRules, type ClipTarget } from '../../schemas/clip-rules.ts';
+import { createChecker, type FieldRule } from '../../schemas/validate.ts';
 import { toClipView, type AssetView, type ClipView } from '../../actors/index.ts';
 import { AppError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
@@ -54,11 +55,20 @@ export interface TurnToolsDeps {
   mediaUrl(mediaId: string): string;
 }
 
+/** The clip tools' bounds, as the clip routes check them (docs/editor.md#bounds). */
+const toolRules: Partial<Record<AgentToolName, readonly FieldRule<never, ClipTarget>[]>> = {
+  add_clip: addClipRules(),
+  update_clip: patchClipRules(),
+};
+
 const checkers = Object.fromEntries(
-  Object.entries(AGENT_TOOLS).map(([name, schema]) => [name, createChecker(schema)]),
+  Object.entries(AGENT_TOOLS).map(([name, schema]) => [
+    name,
+    createChecker(schema, { rules: toolRules[name as AgentToolName] ?? [] }),
+  ]),
 ) as unknown as Record<
   AgentToolName,
-  { check(input: unknown): ReturnType<ReturnType<typeof createChecker>['check']> }
+  { check(input: unknown, context?: ClipTarget): ReturnType<ReturnType<typeof createChecker>['check']> }
 >;
 
 /**
@@ -221,6 +231,13 @@ export function createTurnTools(deps: TurnToolsDeps, session: TurnSession) {
     },
   };
 
+  /** The clip an `update_clip` names (its track sets the `duration_sec` bound), before its arguments are checked. */
+  async function clipTarget(args: unknown): Promise<ClipTarget> {
+    const clipId = (args as { clip_id?: unknown } | null)?.clip_id;
+    if (typeof clipId !== 'string') return { track: undefined };
+    return { track: (await project()).clips.find((clip) => clip.id === clipId)?.track };
+  }
+
   async function currentVideo() {
     const state = await project();
     return state.videos.find((video) => video.id === videoId) ?? state.videos[0]!;
@@ -267,7 +284,7 @@ export function createTurnTools(deps: TurnToolsDeps, session: TurnSession) {
   async function runChecked(name: string, args: unknown): Promise<ToolOutcome> {
     if (!Object.hasOwn(run, name)) return { ok: false, error: `unknown tool ${name}` };
     const tool = name as AgentToolName;
-    const checked = checkers[tool].check(args ?? {});
+    const checked = checkers[tool].check(args ?? {}, tool === 'update_clip' ? await clipTarget(args) : undefined);
     if (!checked.ok) return { ok: false, error: `invalid arguments: ${checked.message}` };
     if (MEDIA_TOOLS.includes(tool)) {
       if (generations >= 1) return { ok: false, error: 'only one media generation per turn' };

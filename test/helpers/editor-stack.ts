@@ -74,6 +74,8 @@ export async function startEditorStack(options: {
   agent?: AgentModel;
   turnLeaseMs?: number;
   turnQueueMax?: number;
+  /** `TIMELINE_MAX_SEC` (default 1800, as the service's). */
+  timelineMaxSec?: number;
 }): Promise<EditorStack> {
   const clock = options.clock ?? systemClock;
   const logger = pino({ level: process.env.MF_TEST_LOG ?? 'silent' });
@@ -88,7 +90,13 @@ export async function startEditorStack(options: {
       { actor: userActor, ports: { ledger: repositories.ledger } },
       {
         actor: projectActor,
-        ports: { ...repositories, mediaUrl, turnLeaseMs, turnQueueMax: options.turnQueueMax ?? 10 },
+        ports: {
+          ...repositories,
+          mediaUrl,
+          turnLeaseMs,
+          turnQueueMax: options.turnQueueMax ?? 10,
+          timelineMaxSec: options.timelineMaxSec ?? 1800,
+        },
       },
     ],
     events,

@@ -22,6 +22,7 @@ import {
   importAssetRules,
   instructRules,
 } from '../../../schemas/editor.ts';
+import { addClipRules, patchClipRules } from '../../../schemas/clip-rules.ts';
 import { ErrorSchema } from '../../../schemas/common.ts';
 import { InsufficientCreditsResponse } from '../../../schemas/jobs.ts';
 import { AppError } from '../../domain/errors.ts';
@@ -268,6 +269,7 @@ export function editorRoutes(
       summary: 'Place an asset on a track',
       params: ProjectParams,
       body: AddClipBody,
+      bodyRules: addClipRules(),
       resource: project,
       responses: {
         200: { description: 'Placed', schema: Type.Object({ clip: ClipSchema }) },
@@ -283,7 +285,13 @@ export function editorRoutes(
       summary: 'Move, trim or change the volume of a clip',
       params: ClipParams,
       body: PatchClipBody,
-      resource: project,
+      bodyRules: patchClipRules(),
+      // The clip's track sets its `duration_sec` bound (a clip that does not exist is the actor's 404).
+      resource: async (ctx) => {
+        const found = await project(ctx);
+        const track = found.clips.find((clip) => clip.id === ctx.params.clip_id)?.track;
+        return { project: found, track };
+      },
       responses: {
         200: { description: 'Updated', schema: Type.Object({ clip: ClipSchema }) },
         ...editorErrors(400, 404, 409),
@@ -291,7 +299,12 @@ export function editorRoutes(
       handle: async (ctx) =>
         reply(
           200,
-          await editor.patchClip(ctx.resource, ctx.params.clip_id, ctx.body, ifMatchOf(ctx.headers)),
+          await editor.patchClip(
+            ctx.resource.project,
+            ctx.params.clip_id,
+            ctx.body,
+            ifMatchOf(ctx.headers),
+          ),
         ),
     }),
     defineRoute({

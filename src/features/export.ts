@@ -5,6 +5,7 @@ import { createExportChildren, createExportPool, createExportWorkspaces } from '
 import { createProbePool, resolveFfmpeg } from '../adapters/media/index.ts';
 import { exportRoute } from '../http/routes/export.ts';
 import { createExportService, type ExportService } from '../services/export.ts';
+import { createExportQueue } from '../services/export-queue.ts';
 import { startPeriodicTask, type PeriodicTask } from '../services/periodic-task.ts';
 import { ownedProject, videoOf } from '../services/editor.ts';
 import { detectFilterSupport } from '../../workers/export/filter-support.ts';
@@ -15,6 +16,7 @@ import type { Platform } from './platform.ts';
 type ExportConfig = Pick<
   Config,
   | 'exportConcurrency'
+  | 'exportPerUser'
   | 'exportTimeoutMs'
   | 'exportRatePerMinute'
   | 'exportWorkDir'
@@ -27,6 +29,11 @@ type ExportConfig = Pick<
 const EXPORT_NICENESS = 10;
 /** A work folder older than the export time-out by this much belongs to no running export. */
 const LEFTOVER_MARGIN_MS = 60_000;
+/**
+ * How often the projects of the exports in flight are checked to still exist: the event `project.deleted` stops
+ * an export at once; this only catches a deletion whose event the node missed (core NATS delivers at most once).
+ */
+const PROJECT_CHECK_INTERVAL_MS = 5_000;
 
 /**
  * The export (issue 13, spec §4.7): the Piscina pool, the per-export work folders, the records of ffmpeg
@@ -57,12 +64,24 @@ export function exportFeature(
     niceness: EXPORT_NICENESS,
     logger: log,
   });
+  const queue = createExportQueue({ slots: config.exportConcurrency, perUser: config.exportPerUser });
+  platform.metrics.gauge(
+    { name: 'mf_exports_waiting', help: 'Exports waiting for an export worker of this process.', labels: [] },
+    () => [[[], queue.counts().waiting]],
+  );
+  platform.metrics.gauge(
+    { name: 'mf_exports_running', help: 'Exports holding an export worker of this process.', labels: [] },
+    () => [[[], queue.counts().holding]],
+  );
   let filters: FilterSupport = { loudnorm: true, sidechaincompress: true };
   const service = createExportService({
     commands: platform.projects,
     assets,
     store,
     pool,
+    queue,
+    events: platform.events,
+    projectExists: async (projectId) => (await projects.get(projectId)) !== null,
     workspaces,
     children,
     filters: () => filters,
@@ -75,6 +94,7 @@ export function exportFeature(
   });
 
   let sweep: PeriodicTask | undefined;
+  let projectCheck: PeriodicTask | undefined;
   return {
     service,
     routes: [
@@ -89,6 +109,12 @@ export function exportFeature(
         intervalMs: config.tuning.limiterSweepIntervalMs,
         logger: log,
         run: async () => service.sweepLimits(),
+      });
+      projectCheck = startPeriodicTask({
+        name: 'export project check',
+        intervalMs: PROJECT_CHECK_INTERVAL_MS,
+        logger: log,
+        run: () => service.checkProjects(),
       });
       const killed = await children.killLeftovers();
       if (killed.length > 0) log.warn({ pids: killed }, 'killed ffmpeg left running by a stopped process');
@@ -109,6 +135,7 @@ export function exportFeature(
     drain: (graceMs) => service.drain(graceMs),
     async stop() {
       await sweep?.stop();
+      await projectCheck?.stop();
       await pool.close();
       await probes.close();
     },

@@ -9,6 +9,7 @@ import { newMediaId } from '../domain/media-id.ts';
 import { RollingWindowLimiter } from '../domain/rolling-window.ts';
 import type { AssetRecord, AssetsRepository } from '../ports/assets-repository.ts';
 import type { Clock } from '../ports/clock.ts';
+import type { EventBus } from '../ports/event-bus.ts';
 import type {
   ExportChildren,
   ExportPool,
@@ -21,17 +22,27 @@ import type {
 import type { MediaStore } from '../ports/media-store.ts';
 import type { ProjectRecord, VideoRecord } from '../ports/projects-repository.ts';
 import { exportPlan, type ExportPlanResult } from './export-plan.ts';
+import type { ExportQueue } from './export-queue.ts';
 
 // The export call (spec §4.7, CONTRACT §4.3, issue 13): the timeline of one video, resolved against its staged
 // and probed sources, rendered by the pool, stored, and added to the library as an asset — announced through
 // the project's actor as `export.*` events. Synchronous for the caller, but a caller that goes away does not
-// stop it: the result still becomes an asset and `export.completed` tells the project's sockets.
+// stop it: the result still becomes an asset and `export.completed` tells the project's sockets. Deleting the
+// project does stop it, on whichever node it runs (docs/editor.md, "Time, concurrency and going away"): the
+// export listens for `project.deleted` on the event bus while it lives, and a periodic check of its project
+// catches a deletion whose event it missed.
 
 export interface ExportServiceDeps {
   commands: ProjectCommands;
   assets: AssetsRepository;
   store: MediaStore;
   pool: ExportPool;
+  /** Shares the pool's workers between users in turn (EXPORT_PER_USER); sized to the pool. */
+  queue: ExportQueue;
+  /** Where the project actor announces `project.deleted` to every node. */
+  events: EventBus;
+  /** Whether the project still exists (the check behind the event). */
+  projectExists(projectId: string): Promise<boolean>;
   workspaces: ExportWorkspaces;
   children: ExportChildren;
   /** What the resolved ffmpeg can do (detected at start-up). */
@@ -45,6 +56,21 @@ export interface ExportServiceDeps {
   ratePerMinute: number;
   clock: Clock;
   logger: Logger;
+}
+
+/** One export being run, as `run` hands it over. */
+interface ExportJob {
+  exportId: string;
+  userId: string;
+  project: ProjectRecord;
+  video: VideoRecord;
+  fit: 'fit' | 'fill';
+  /** When EXPORT_TIMEOUT_MS runs out (clock time). */
+  deadline: number;
+  /** The project's assets, read once. */
+  library: AssetRecord[];
+  /** Aborted once the project is deleted. */
+  gone: AbortSignal;
 }
 
 /** The 200 body (spec §4.7). */
@@ -85,6 +111,8 @@ export function createExportService(deps: ExportServiceDeps) {
   const limiter = new RollingWindowLimiter(deps.ratePerMinute, deps.clock.now);
   const running = new Set<Promise<unknown>>();
   const stopping = new AbortController();
+  /** Each export in flight on this node: its project, and how it is told that the project is gone. */
+  const inFlight = new Map<string, { projectId: string; gone: AbortController }>();
 
   /** A stored export of exactly this timeline, if there is one whose file is still there. */
   async function stored(library: AssetRecord[], wanted: ExportedFrom): Promise<ExportResponse | undefined> {
@@ -127,10 +155,15 @@ export function createExportService(deps: ExportServiceDeps) {
     return sources;
   }
 
-  /** Renders the plan within the deadline; answers how ffmpeg ended, and whether it had started. */
+  /**
+   * Waits for the user's turn at a worker, then renders the plan, all within the deadline; answers how ffmpeg
+   * ended, and whether it had started. `gone` (the project was deleted) stops either step at once.
+   */
   async function render(
+    userId: string,
     planned: ExportPlanResult,
     deadline: number,
+    gone: AbortSignal,
     onProgress: (fraction: number) => void,
   ): Promise<{ result: RunResult; encoding: boolean; late: boolean }> {
     const remaining = deadline - deps.clock.now();
@@ -146,10 +179,19 @@ export function createExportService(deps: ExportServiceDeps) {
     }, remaining);
     const onStop = () => abort.abort();
     stopping.signal.addEventListener('abort', onStop);
+    gone.addEventListener('abort', onStop);
+    if (gone.aborted) abort.abort();
     let encoding = false;
+    let release: (() => void) | undefined;
     try {
+      try {
+        release = await deps.queue.acquire(userId, abort.signal);
+      } catch {
+        // Stopped while waiting for a worker: the caller tells why from `late` and its own signals.
+        return { result: stoppedWaiting, encoding, late };
+      }
       const result = await deps.pool.run(planned.plan, {
-        timeoutMs: remaining,
+        timeoutMs: Math.max(1, deadline - deps.clock.now()),
         signal: abort.signal,
         onProgress,
         onPid: (pid, alive) => {
@@ -161,8 +203,10 @@ export function createExportService(deps: ExportServiceDeps) {
       });
       return { result, encoding, late };
     } finally {
+      release?.();
       clearTimeout(timer);
       stopping.signal.removeEventListener('abort', onStop);
+      gone.removeEventListener('abort', onStop);
     }
   }
 
@@ -179,6 +223,7 @@ export function createExportService(deps: ExportServiceDeps) {
     return exportError('export_failed', 'The export could not be completed', result);
   }
 
+  /** Runs one export while listening for its project's deletion (which stops it with a 404). */
   async function run(
     userId: string,
     project: ProjectRecord,
@@ -188,6 +233,32 @@ export function createExportService(deps: ExportServiceDeps) {
     library: AssetRecord[],
   ): Promise<ExportResponse> {
     const exportId = newId('ex', 16);
+    const gone = new AbortController();
+    // Subscribed before `export.started` is announced: a deletion before that makes the announcement itself
+    // answer 404, and one after it is heard here.
+    const unsubscribe = deps.events.subscribe(`project.${project.id}`, (event) => {
+      if (isDeletion(event)) gone.abort();
+    });
+    inFlight.set(exportId, { projectId: project.id, gone });
+    try {
+      return await exportOnce({
+        exportId,
+        userId,
+        project,
+        video,
+        fit,
+        deadline,
+        library,
+        gone: gone.signal,
+      });
+    } finally {
+      unsubscribe();
+      inFlight.delete(exportId);
+    }
+  }
+
+  async function exportOnce(job: ExportJob): Promise<ExportResponse> {
+    const { exportId, userId, project, video, fit, deadline, library, gone } = job;
     const log = logger.child({ export_id: exportId, project_id: project.id, video_id: video.id });
     const announce = (type: 'export.started' | 'export.progress' | 'export.failed', data: object) =>
       commands.export_event(project.id, {
@@ -211,7 +282,7 @@ export function createExportService(deps: ExportServiceDeps) {
         () => (stagingSettled = true),
         () => (stagingSettled = true),
       );
-      const sources = await beforeDeadline(staged, deadline, deps.clock);
+      const sources = await beforeDeadline(staged, deadline, deps.clock, gone);
       const { width, height } = deps.outputSize(video.aspect_ratio);
       const planned = exportPlan({
         project,
@@ -223,8 +294,9 @@ export function createExportService(deps: ExportServiceDeps) {
       if ('error' in planned || planned.videoClipCount === 0) {
         throw exportError('no_video_clips', 'No clip of the video track can be shown');
       }
-      const { result, encoding, late } = await render(planned, deadline, progress.report);
+      const { result, encoding, late } = await render(userId, planned, deadline, gone, progress.report);
       if (!result.ok) {
+        if (gone.aborted && !late) throw projectGone();
         if (result.reason === 'exit') log.error({ ffmpeg: result }, 'export ffmpeg failed');
         throw runFailure(result, encoding, late);
       }
@@ -268,6 +340,11 @@ export function createExportService(deps: ExportServiceDeps) {
       // A stored output that never became an asset is no one's: remove it.
       if (mediaId) await deps.store.delete(mediaId).catch(() => undefined);
       await progress.settled();
+      if (failure.status === 404) {
+        // The project is gone, and its events with it: there is no one to tell.
+        log.info('export stopped: the project was deleted');
+        throw failure;
+      }
       await announce('export.failed', { error: exportErrorCode(failure) ?? failure.message }).catch(
         (announceError: unknown) => log.warn({ err: announceError }, 'export.failed not announced'),
       );
@@ -323,6 +400,18 @@ export function createExportService(deps: ExportServiceDeps) {
     /** Forgets the rate windows of users who went quiet (run periodically). */
     sweepLimits: () => limiter.sweep(),
 
+    /**
+     * Stops the exports whose project no longer exists (run periodically): the check behind the
+     * `project.deleted` event, for a deletion whose event this node missed.
+     */
+    async checkProjects(): Promise<void> {
+      const projectIds = new Set([...inFlight.values()].map((entry) => entry.projectId));
+      for (const projectId of projectIds) {
+        if (await deps.projectExists(projectId)) continue;
+        for (const entry of inFlight.values()) if (entry.projectId === projectId) entry.gone.abort();
+      }
+    },
+
     /** Waits for running exports up to `graceMs`, then stops the rest (they answer `export_failed`). */
     async drain(graceMs: number): Promise<void> {
       let timer: NodeJS.Timeout | undefined;
@@ -340,6 +429,7 @@ export function createExportService(deps: ExportServiceDeps) {
 export type ExportService = ReturnType<typeof createExportService>;
 
 const timedOut: RunResult = { ok: false, reason: 'timeout', code: null, signal: null, stderrTail: '' };
+const stoppedWaiting: RunResult = { ok: false, reason: 'aborted', code: null, signal: null, stderrTail: '' };
 
 const timeoutMessage = (when: string) =>
   `The export ran out of time ${when}; split the video into shorter ones or try again later`;
@@ -351,19 +441,39 @@ function asExportError(error: unknown): AppError {
   return exportError('export_failed', 'The export could not be completed', error);
 }
 
-/** `work`, or export_timeout once the deadline passes (staging and probing count, CONTRACT §4.3). */
-async function beforeDeadline<T>(work: Promise<T>, deadline: number, clock: Clock): Promise<T> {
+/** The answer of an export whose project was deleted while it ran: the route's own 404. */
+const projectGone = () => new AppError('not_found', 'Project not found');
+
+/** Whether a project event is its deletion (the bus carries the project's events as plain JSON). */
+const isDeletion = (event: unknown): boolean =>
+  typeof event === 'object' && event !== null && (event as { type?: unknown }).type === 'project.deleted';
+
+/**
+ * `work`, or export_timeout once the deadline passes (staging and probing count: docs/editor.md), or the 404
+ * once `gone` aborts.
+ */
+async function beforeDeadline<T>(
+  work: Promise<T>,
+  deadline: number,
+  clock: Clock,
+  gone: AbortSignal,
+): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
+  let onGone: (() => void) | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(
       () => reject(exportError('export_timeout', timeoutMessage('before encoding started'))),
       Math.max(0, deadline - clock.now()),
     );
+    onGone = () => reject(projectGone());
+    if (gone.aborted) onGone();
+    else gone.addEventListener('abort', onGone, { once: true });
   });
   try {
     return await Promise.race([work, late]);
   } finally {
     clearTimeout(timer);
+    gone.removeEventListener('abort', onGone!);
     // A late stage still settles; its rejection must not go unhandled.
     work.catch(() => undefined);
   }

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import type { ProjectCommands } from '../../actors/index.ts';
+import { createInProcessEventBus, type ProjectCommands } from '../../actors/index.ts';
 import { AppError } from '../../src/domain/errors.ts';
 import type { AssetRecord, AssetsRepository } from '../../src/ports/assets-repository.ts';
 import type {
@@ -14,7 +14,9 @@ import type {
 } from '../../src/ports/export-pool.ts';
 import type { MediaStore } from '../../src/ports/media-store.ts';
 import type { ProjectRecord } from '../../src/ports/projects-repository.ts';
+import type { EventBus } from '../../src/ports/event-bus.ts';
 import { createExportService } from '../../src/services/export.ts';
+import { createExportQueue, type ExportQueue } from '../../src/services/export-queue.ts';
 
 // The export use case against fakes of its ports: the order of its answers, how a run's end becomes an error
 // code, the stored result of an unchanged timeline, and the order of its events. The real pool, ffmpeg and
@@ -64,6 +66,10 @@ function project(clipTracks: ('video' | 'voice')[] = ['video']): ProjectRecord {
 
 interface Harness {
   service: ReturnType<typeof createExportService>;
+  bus: EventBus;
+  queue: ExportQueue;
+  /** Whether the project exists, for the periodic check (true until a test says otherwise). */
+  exists: boolean;
   events: { event: string; data: Record<string, unknown> }[];
   assets: AssetRecord[];
   stored: Set<string>;
@@ -76,11 +82,22 @@ function harness(
     render?: (runOptions: ExportRunOptions) => Promise<RunResult>;
     storeFails?: boolean;
     stageFails?: AppError;
+    /** Staging waits for this before it answers. */
+    stageGate?: Promise<unknown>;
+    slots?: number;
     ratePerMinute?: number;
     timeoutMs?: number;
   } = {},
 ): Harness {
-  const state: Harness = { events: [], assets: [], stored: new Set(), runs: 0 } as unknown as Harness;
+  const state: Harness = {
+    events: [],
+    assets: [],
+    stored: new Set(),
+    runs: 0,
+    bus: createInProcessEventBus(),
+    queue: createExportQueue({ slots: options.slots ?? 4, perUser: 1 }),
+    exists: true,
+  } as unknown as Harness;
   const sourceAsset: AssetRecord = {
     id: 'va_src',
     project_id: 'vp_1',
@@ -127,6 +144,7 @@ function harness(
     open: async () => ({
       outputPath: '/w/output.mp4',
       stage: async () => {
+        await options.stageGate;
         if (options.stageFails) throw options.stageFails;
         return video;
       },
@@ -152,6 +170,9 @@ function harness(
     assets,
     store,
     pool,
+    queue: state.queue,
+    events: state.bus,
+    projectExists: async () => state.exists,
     workspaces,
     children,
     filters: () => ({ loudnorm: true, sidechaincompress: true }),
@@ -188,6 +209,33 @@ const untilAborted =
       if (pid !== undefined) runOptions.onPid?.(pid, true);
       runOptions.signal?.addEventListener('abort', () => resolve({ ok: false, ...result }));
     });
+
+/** Waits (up to a second) until `condition` holds. */
+async function eventually(what: string, condition: () => boolean): Promise<void> {
+  for (let tries = 0; tries < 200 && !condition(); tries++) await new Promise((r) => setTimeout(r, 5));
+  assert.ok(condition(), what);
+}
+
+/** The answer of an export whose project was deleted: the route's own 404. */
+async function rejectsGone(promise: Promise<unknown>): Promise<void> {
+  const error = await promise.then(
+    () => assert.fail('expected the 404'),
+    (caught: unknown) => caught,
+  );
+  assert.ok(error instanceof AppError, String(error));
+  assert.equal(error.status, 404);
+  assert.deepEqual(error.toBody(), { error: 'Project not found' });
+}
+
+const deletion = {
+  type: 'project.deleted',
+  seq: 11,
+  ts: new Date(0).toISOString(),
+  project_id: 'vp_1',
+  video_id: null,
+  turn_id: null,
+  data: { project_id: 'vp_1' },
+};
 
 describe('export service', () => {
   it('answers no_video_clips before counting the export against the rate', async () => {
@@ -238,6 +286,27 @@ describe('export service', () => {
     assert.equal(encoding.events[1]!.data.error, 'ffmpeg_timeout');
   });
 
+  it("times out as export_timeout while it waits for its user's turn, and gives nothing back it did not take", async () => {
+    // Only the first run starts a child: a second that got the worker at the end would not count as waiting.
+    let started = 0;
+    const h = harness({
+      timeoutMs: 150,
+      render: (runOptions) =>
+        untilAborted(
+          { reason: 'aborted', code: null, signal: null, stderrTail: '' },
+          ++started === 1 ? 4242 : undefined,
+        )(runOptions),
+    });
+    // EXPORT_PER_USER=1: the second export of the user waits although workers are free.
+    const first = exportOf(h);
+    await eventually('the first export encodes', () => h.runs === 1);
+    const second = exportOf(h, project(), 'fill');
+    await eventually('the second waits', () => h.queue.counts().waiting === 1);
+    await rejectsWith(first, 504, 'ffmpeg_timeout');
+    await rejectsWith(second, 504, 'export_timeout');
+    assert.deepEqual(h.queue.counts(), { waiting: 0, holding: 0, users: 0 });
+  });
+
   it('maps ffmpeg exiting non-zero to ffmpeg_failed, a dead worker to export_failed, a full store to storage_unconfigured', async () => {
     const exit = harness({
       render: async () => ({
@@ -283,5 +352,73 @@ describe('export service', () => {
       ],
     );
     assert.equal(new Set(h.events.map((e) => e.data.export_id)).size, 1);
+  });
+
+  describe('deleting the project', () => {
+    const aborted = { reason: 'aborted', code: null, signal: null, stderrTail: '' } as const;
+
+    it('stops an encoding export at its project.deleted event: 404, its ffmpeg aborted, no export.failed', async () => {
+      let abortedRuns = 0;
+      const h = harness({
+        render: (runOptions) => {
+          runOptions.signal?.addEventListener('abort', () => abortedRuns++);
+          return untilAborted(aborted, 4242)(runOptions);
+        },
+      });
+      const answer = exportOf(h);
+      await eventually('the export encodes', () => h.runs === 1);
+      // Another project's deletion and this project's other events change nothing.
+      await h.bus.publish('project.vp_2', { ...deletion, project_id: 'vp_2' });
+      await h.bus.publish('project.vp_1', { ...deletion, type: 'clip.removed' });
+      await new Promise((r) => setTimeout(r, 20));
+      assert.equal(abortedRuns, 0);
+      await h.bus.publish('project.vp_1', deletion);
+      await rejectsGone(answer);
+      assert.equal(abortedRuns, 1);
+      assert.deepEqual(
+        h.events.map((e) => e.event),
+        ['export.started'],
+      );
+      assert.deepEqual(h.queue.counts(), { waiting: 0, holding: 0, users: 0 });
+    });
+
+    it('drops the exports of the project that wait for a worker, and gives the worker to the next', async () => {
+      const h = harness({ slots: 1, render: untilAborted(aborted, 4242) });
+      const other = project();
+      other.id = 'vp_2';
+      const holding = h.service.export('usr_2', other, other.videos[0]!, {});
+      await eventually('the other project encodes', () => h.runs === 1);
+      const waiting = exportOf(h);
+      await eventually('the export waits', () => h.queue.counts().waiting === 1);
+      await h.bus.publish('project.vp_1', deletion);
+      await rejectsGone(waiting);
+      assert.equal(h.runs, 1, 'the dropped export never ran');
+      assert.deepEqual(h.queue.counts(), { waiting: 0, holding: 1, users: 1 });
+      await h.bus.publish('project.vp_2', { ...deletion, project_id: 'vp_2' });
+      await rejectsGone(holding);
+      assert.deepEqual(h.queue.counts(), { waiting: 0, holding: 0, users: 0 });
+    });
+
+    it('stops an export that is still staging its sources', async () => {
+      let open!: () => void;
+      const h = harness({ stageGate: new Promise<void>((resolve) => (open = resolve)) });
+      const answer = exportOf(h);
+      await eventually('export.started', () => h.events.length === 1);
+      await h.bus.publish('project.vp_1', deletion);
+      await rejectsGone(answer);
+      open();
+      assert.equal(h.runs, 0);
+    });
+
+    it('the periodic check stops an export whose deletion event was missed', async () => {
+      const h = harness({ render: untilAborted(aborted, 4242) });
+      const answer = exportOf(h);
+      await eventually('the export encodes', () => h.runs === 1);
+      await h.service.checkProjects();
+      assert.equal(h.runs, 1);
+      h.exists = false;
+      await h.service.checkProjects();
+      await rejectsGone(answer);
+    });
   });
 });

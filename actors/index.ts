@@ -3,6 +3,7 @@
 export * from './user.ts';
 export * from './runtime/index.ts';
 export * from './project.ts';
+export * from './project-bounds.ts';
 export * from './project-commit.ts';
 export * from './project-edits.ts';
 export * from './project-exports.ts';

@@ -1,6 +1,7 @@
 export * from './account.ts';
 export * from './admin.ts';
 export * from './agent-tools.ts';
+export * from './clip-rules.ts';
 export * from './common.ts';
 export * from './editor.ts';
 export * from './jobs.ts';

@@ -81,7 +81,8 @@ function customMessage(
 }
 
 function isNonFiniteNumber(value: unknown, field: string): boolean {
-  const property = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[field] : undefined;
+  const property =
+    value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[field] : undefined;
   return typeof property === 'number' && !Number.isFinite(property);
 }
 

@@ -1,5 +1,6 @@
 export * from './address-policy.ts';
 export * from './api-key.ts';
+export * from './clip-bounds.ts';
 export * from './editor.ts';
 export * from './errors.ts';
 export * from './export-errors.ts';

@@ -5,6 +5,7 @@ export * from './editor-turns.ts';
 export * from './editor.ts';
 export * from './event-fanout.ts';
 export * from './export-plan.ts';
+export * from './export-queue.ts';
 export * from './export.ts';
 export * from './generated-assets.ts';
 export * from './inbound-images.ts';

@@ -284,7 +284,10 @@ export function createTurnTools(deps: TurnToolsDeps, session: TurnSession) {
   async function runChecked(name: string, args: unknown): Promise<ToolOutcome> {
     if (!Object.hasOwn(run, name)) return { ok: false, error: `unknown tool ${name}` };
     const tool = name as AgentToolName;
-    const checked = checkers[tool].check(args ?? {}, tool === 'update_clip' ? await clipTarget(args) : undefined);
+    const checked = checkers[tool].check(
+      args ?? {},
+      tool === 'update_clip' ? await clipTarget(args) : undefined,
+    );
     if (!checked.ok) return { ok: false, error: `invalid arguments: ${checked.message}` };
     if (MEDIA_TOOLS.includes(tool)) {
       if (generations >= 1) return { ok: false, error: 'only one media generation per turn' };

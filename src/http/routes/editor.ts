@@ -299,12 +299,7 @@ export function editorRoutes(
       handle: async (ctx) =>
         reply(
           200,
-          await editor.patchClip(
-            ctx.resource.project,
-            ctx.params.clip_id,
-            ctx.body,
-            ifMatchOf(ctx.headers),
-          ),
+          await editor.patchClip(ctx.resource.project, ctx.params.clip_id, ctx.body, ifMatchOf(ctx.headers)),
         ),
     }),
     defineRoute({

@@ -1,5 +1,6 @@
+import { spawnSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
-import { delimiter, isAbsolute, join } from 'node:path';
+import { isAbsolute } from 'node:path';
 
 // Children that die with their parent, and only with it. A process killed with SIGKILL cannot stop its
 // children, and ffmpeg outlives its parent (it ignores SIGPIPE, so its progress writes just fail): an export, a
@@ -37,16 +38,22 @@ function isExecutableFile(path: string): boolean {
   }
 }
 
+const onPath = new Map<string, string | null>();
+
 /**
  * The file `command` runs: itself when it is a path, else the first executable of that name on PATH, the way
  * `spawn` (execvp) finds it — a system ffmpeg is configured as the bare name `ffmpeg`. Null when none can run.
+ * The shell's `command -v` searches PATH for us (once per name), so configuration stays the only reader of the
+ * environment.
  */
 function executableFor(command: string): string | null {
   if (command.includes('/')) return isExecutableFile(command) ? command : null;
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    if (dir && isAbsolute(dir) && isExecutableFile(join(dir, command))) return join(dir, command);
+  if (!onPath.has(command)) {
+    const found = spawnSync('/bin/sh', ['-c', 'command -v -- "$1"', 'sh', command], { encoding: 'utf8' });
+    const path = found.status === 0 ? found.stdout.trim() : '';
+    onPath.set(command, isAbsolute(path) && isExecutableFile(path) ? path : null);
   }
-  return null;
+  return onPath.get(command) ?? null;
 }
 
 /** What to pass to `spawn` for a tied child: the command, its arguments and the `detached` option. */

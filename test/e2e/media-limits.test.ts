@@ -109,7 +109,7 @@ describe('media limits at intake (the service as a process)', () => {
   });
 
   after(async () => {
-    for (const line of timings) console.log(`# ${line}`);
+    for (const line of timings) console.log(line);
     await Promise.all([main?.service.stop(), low?.service.stop()]);
     await mongo?.stop();
     await web?.stop();

@@ -2,6 +2,7 @@ import type { Config } from '../config.ts';
 import type { AgentModel } from '../ports/agent-model.ts';
 import type { JobRecord } from '../ports/jobs-repository.ts';
 import { newMediaId } from '../domain/media-id.ts';
+import { mediaLimits } from '../domain/media-limits.ts';
 import { AppError } from '../domain/errors.ts';
 import { buffer } from 'node:stream/consumers';
 import { createBuiltinAgent, createChatClient, createLlmAgent } from '../adapters/agent/index.ts';
@@ -30,6 +31,7 @@ type EditorConfig = Pick<
   | 'llm'
   | 'turnLeaseMs'
   | 'uploadMaxBytes'
+  | 'imageMaxPixels'
   | 'webhookAllowPrivate'
   | 'ffmpegPath'
   | 'ffprobePath'
@@ -70,6 +72,7 @@ export function editorFeature(
     fetchTimeoutMs: config.tuning.inboundFetchTimeoutMs,
     newMediaId,
     resolveOwn: (url) => ownMediaId(url, baseUrl),
+    limits: mediaLimits(config.imageMaxPixels),
   });
   const generated = createGeneratedAssets({ store, commands });
   const editor = createEditorService({

@@ -2,6 +2,7 @@ import type { Config } from '../config.ts';
 import type { MediaProvider } from '../ports/media-provider.ts';
 import type { JobRecord } from '../ports/jobs-repository.ts';
 import { newMediaId } from '../domain/media-id.ts';
+import { mediaLimits } from '../domain/media-limits.ts';
 import { guardedGet } from '../adapters/net/index.ts';
 import { resolveFfmpeg } from '../adapters/media/index.ts';
 import { createFalProvider } from '../adapters/providers/fal.ts';
@@ -35,6 +36,7 @@ type JobsConfig = Pick<
   | 'sandboxVideoMs'
   | 'sandboxImageMs'
   | 'webhookAllowPrivate'
+  | 'imageMaxPixels'
   | 'jobRetentionDays'
   | 'jobSweepIntervalMs'
   | 'submitAbandonedMs'
@@ -92,6 +94,7 @@ export async function jobsFeature(
       store,
       newMediaId,
       publicBaseUrl,
+      limits: mediaLimits(config.imageMaxPixels),
       fetchImage: (url) =>
         guardedGet(url, {
           allowPrivate: config.webhookAllowPrivate,

@@ -1,5 +1,8 @@
+import type { Readable } from 'node:stream';
 import { AppError } from '../domain/errors.ts';
+import { readImageSize, type ImageSize } from '../domain/image-size.ts';
 import { sniffImageType } from '../domain/image-type.ts';
+import { imageLimitBreach, MediaOverLimit, type MediaLimits } from '../domain/media-limits.ts';
 import { inputImages, type Generation, type InputImage } from '../ports/media-provider.ts';
 import { type MediaStore } from '../ports/media-store.ts';
 
@@ -21,6 +24,8 @@ export interface InboundImagesDeps {
   newMediaId(extension: string): string;
   /** `PUBLIC_BASE_URL` (known once the server listens). */
   publicBaseUrl: string;
+  /** What an input image may be (docs/api.md "Input images"): past it, 400 naming the field and the limit. */
+  limits: MediaLimits;
 }
 
 /** Our own media URL prefix: such URLs are read straight from the store, whatever their scheme (CONTRACT §4). */
@@ -65,6 +70,16 @@ type Loaded = { own: InputImage } | { data: Buffer; contentType: string };
  * field in messages.
  */
 export function createInboundImages(deps: InboundImagesDeps) {
+  /**
+   * Refuses an image whose header declares no size, or a size past the limits: before the image is kept, so
+   * nothing downstream (the provider, the sandbox's compositing) ever decodes it.
+   */
+  function checkSize(size: ImageSize, field: string): void {
+    if (size.status !== 'size') throw notAnImage(field);
+    const breach = imageLimitBreach(size, deps.limits);
+    if (breach) throw new MediaOverLimit('image', breach).forField(field);
+  }
+
   /** `urlMessage`: the field's URL message (CONTRACT §6), for a URL that is not usable at all. */
   async function load(url: string, field: string, urlMessage: string): Promise<Loaded> {
     const prefix = ownMediaPrefix(deps.publicBaseUrl);
@@ -75,6 +90,8 @@ export function createInboundImages(deps: InboundImagesDeps) {
       if (!stored || !EXTENSIONS[stored.contentType]) {
         throw new AppError('bad_request', `${field} is not an image in this service's media`);
       }
+      // Our media came in through these limits or from a provider, but perhaps under a higher limit.
+      checkSize(await headerSize(await deps.store.open(mediaId)), field);
       return { own: { mediaId, url: prefix + mediaId, contentType: stored.contentType } };
     }
     let fetched: { contentType: string; data: Buffer };
@@ -84,7 +101,9 @@ export function createInboundImages(deps: InboundImagesDeps) {
       throw new AppError('bad_request', `${field} could not be fetched: ${(error as Error).message}`);
     }
     const contentType = sniffImageType(fetched.data);
-    if (!contentType) throw new AppError('bad_request', `${field} is not a PNG, JPEG, WebP or GIF image`);
+    if (!contentType) throw notAnImage(field);
+    // The whole file is here: a header that needs more bytes is cut short.
+    checkSize(readImageSize(fetched.data), field);
     return { data: fetched.data, contentType };
   }
 
@@ -109,6 +128,34 @@ export function createInboundImages(deps: InboundImagesDeps) {
 }
 
 export type InboundImages = ReturnType<typeof createInboundImages>;
+
+function notAnImage(field: string): AppError {
+  return new AppError('bad_request', `${field} is not a PNG, JPEG, WebP or GIF image`);
+}
+
+/**
+ * The size an image's header declares, reading `stream` only as far as the header goes (never past
+ * `INBOUND_IMAGE_MAX_BYTES`); the stream is closed after.
+ */
+async function headerSize(stream: Readable): Promise<ImageSize> {
+  const chunks: Buffer[] = [];
+  let read = 0;
+  let wanted = 0;
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      chunks.push(chunk);
+      read += chunk.length;
+      if (read < wanted) continue;
+      const size = readImageSize(Buffer.concat(chunks));
+      if (size.status !== 'need') return size;
+      wanted = size.bytes;
+      if (wanted > INBOUND_IMAGE_MAX_BYTES) break;
+    }
+    return { status: 'invalid' };
+  } finally {
+    stream.destroy();
+  }
+}
 
 /** Removes the input copies fetched for a job (it was refused, abandoned or expired); our own media stay. */
 export async function discardFetchedInputs(store: MediaStore, generation: Generation): Promise<void> {

@@ -1,5 +1,6 @@
 import { AppError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
+import { MediaOverLimit } from '../domain/media-limits.ts';
 import type { AssetView } from '../../actors/index.ts';
 import type { IntakeResult, MediaIntake } from '../ports/media-intake.ts';
 import type { MediaStore } from '../ports/media-store.ts';
@@ -48,7 +49,12 @@ export function createTurnReferences(deps: { intake: MediaIntake; store: MediaSt
       try {
         for (const [index, url] of urls.entries()) {
           const field = `image_urls[${index}]`;
-          const result = await deps.intake.fromUrl(url, { maxBytes: INBOUND_IMAGE_MAX_BYTES, field });
+          const result = await deps.intake
+            .fromUrl(url, { maxBytes: INBOUND_IMAGE_MAX_BYTES, field })
+            .catch((error: unknown) => {
+              // Over a limit is a fault of this field, a 400 like the others (docs/editor.md "Media limits").
+              throw error instanceof MediaOverLimit ? error.forField(field) : error;
+            });
           taken.push({ url, taken: result, placed: false });
           if (result.probed.kind !== 'image') throw new AppError('bad_request', `${field} is not an image`);
         }

@@ -17,9 +17,12 @@ import { UNSUPPORTED_MEDIA_MESSAGE } from '../../src/adapters/media/probe.ts';
 import { createGuardedFetch } from '../../src/adapters/net/guarded-fetch.ts';
 import { createFsMediaStore } from '../../src/adapters/storage/fs-store.ts';
 import { AppError } from '../../src/domain/errors.ts';
+import { mediaLimits, MediaOverLimit } from '../../src/domain/media-limits.ts';
 import { newMediaId } from '../../src/domain/media-id.ts';
 import type { MediaIntake } from '../../src/ports/media-intake.ts';
 import { openEndedMdat } from '../helpers/media-analysis.ts';
+import { probeMedia } from '../helpers/ffprobe.ts';
+import { makeOverLimitVideos, type OverLimitVideos } from '../helpers/over-limit-media.ts';
 
 const run = promisify(execFile);
 const { ffmpeg, ffprobe } = resolveFfmpeg({
@@ -133,6 +136,7 @@ describe('media intake', () => {
       newMediaId,
       resolveOwn: (url) => (url.startsWith(OWN_PREFIX) ? url.slice(OWN_PREFIX.length) : undefined),
       tmpDir: scratchDir,
+      limits: mediaLimits(40_000_000),
       ...overrides,
     });
     const stored = async () => (await readdir(mediaDir)).sort();
@@ -282,6 +286,110 @@ describe('media intake', () => {
       assert.ok(endless.destroyed, 'the source is destroyed');
       assert.deepEqual(await stored(), []);
       assert.deepEqual(await scratchLeft(), []);
+    });
+  });
+
+  describe('media limits (docs/editor.md "Media limits")', () => {
+    /** IMAGE_MAX_PIXELS one below the 320×240 fixtures: only a size read right from each header refuses them. */
+    const tight = mediaLimits(320 * 240 - 1);
+
+    let videos: OverLimitVideos;
+    before(async () => {
+      videos = await makeOverLimitVideos(join(root, 'fixtures'));
+    });
+
+    async function assertOverLimit(work: Promise<unknown>, message: string | RegExp): Promise<void> {
+      await assert.rejects(work, (error: unknown) => {
+        assert.ok(error instanceof MediaOverLimit, String(error));
+        assert.equal(error.status, 415);
+        assert.deepEqual(Object.keys(error.toBody()), ['error', 'message']);
+        assert.equal(error.toBody().error, 'unsupported_media');
+        if (typeof message === 'string') assert.equal(error.toBody().message, message);
+        else assert.match(String(error.toBody().message), message);
+        return true;
+      });
+    }
+
+    const images = ['image.png', 'image.jpg', ...(WEBP_ENCODER ? ['image.webp'] : [])];
+    for (const file of images) {
+      it(`refuses ${file} from its header past IMAGE_MAX_PIXELS, and takes it at the limit`, async () => {
+        const { intake, stored, scratchLeft } = await fresh({ limits: tight });
+        await assertOverLimit(
+          takeIn(intake, file),
+          'The image is too large: 320×240 pixels is more than IMAGE_MAX_PIXELS (76799)',
+        );
+        assert.deepEqual(await stored(), []);
+        assert.deepEqual(await scratchLeft(), []);
+        const { intake: roomy } = await fresh({ limits: mediaLimits(320 * 240) });
+        assert.equal((await takeIn(roomy, file)).probed.kind, 'image');
+      });
+    }
+
+    it('refuses an image whose header declares no size, before ffprobe', async () => {
+      const { intake, stored } = await fresh();
+      const png = await readFile(fixture('image.png'));
+      const noSize = Buffer.from(png);
+      noSize.writeUInt32BE(0, 16); // IHDR width 0
+      await assert.rejects(
+        intake.fromStream(Readable.from([noSize]), { maxBytes: MAX }),
+        (error: unknown) => {
+          assert.ok(error instanceof AppError && error.status === 415, String(error));
+          assert.equal(String(error.cause), 'an image header without a readable size');
+          return true;
+        },
+      );
+      assert.deepEqual(await stored(), []);
+    });
+
+    const takeInFile = (intake: MediaIntake, path: string) =>
+      intake.fromStream(createReadStream(path), { maxBytes: MAX });
+
+    it('refuses videos too wide, too fast or too long, naming the limit', async () => {
+      const { intake, stored } = await fresh();
+      await assertOverLimit(
+        takeInFile(intake, videos.wide),
+        'The video is too large: 4097×64 has a side over 4096 pixels',
+      );
+      await assertOverLimit(
+        takeInFile(intake, videos.fast),
+        'The video has too high a frame rate: 121 frames per second is more than 120',
+      );
+      const { durationSeconds } = await probeMedia(videos.long);
+      assert.ok(durationSeconds > 3900, `${durationSeconds} s`);
+      await assertOverLimit(
+        takeInFile(intake, videos.long),
+        `The video is too long: ${Math.round(durationSeconds * 1000) / 1000} seconds is more than 3600`,
+      );
+      assert.deepEqual(await stored(), []);
+    });
+
+    it('names the limit of a video whose frame is larger than a probe may decode, from its container', async () => {
+      // Default limits: a probe may decode 40 000 000 pixels, so the frame decodes and its size is reported.
+      const { intake } = await fresh();
+      const message = 'The video is too large: 4100×4100 has a side over 4096 pixels';
+      await assertOverLimit(takeInFile(intake, videos.largeFrame), message);
+      // Tight limits: at most 4096² pixels, so the decode fails and a probe that decodes nothing names the size.
+      const { intake: tightIntake } = await fresh({ limits: tight });
+      await assertOverLimit(takeInFile(tightIntake, videos.largeFrame), message);
+    });
+
+    it('refuses a video whose container understates its frame, its decode stopped by the bound', async () => {
+      // The fixture is what it claims: left alone, ffprobe decodes the frame and reports its real width.
+      const { stdout } = await run(ffprobe, [
+        ...['-v', 'error', '-show_entries', 'stream=width', '-of', 'csv=p=0', videos.understated],
+      ]);
+      assert.equal(stdout.trim(), '4100');
+      const { intake, stored } = await fresh({ limits: tight });
+      await assert.rejects(takeInFile(intake, videos.understated), (error: unknown) => {
+        assert.ok(error instanceof AppError && !(error instanceof MediaOverLimit), String(error));
+        assert.deepEqual(error.toBody(), { error: 'unsupported_media', message: UNSUPPORTED_MEDIA_MESSAGE });
+        assert.match(
+          String(error.cause),
+          /exceeds specified max pixel count|did not decode within max_pixels/,
+        );
+        return true;
+      });
+      assert.deepEqual(await stored(), []);
     });
   });
 

@@ -4,10 +4,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createInboundImages, isAcceptedImageUrl, ownMediaId } from '../../src/services/inbound-images.ts';
+import { Readable } from 'node:stream';
 import { AppError } from '../../src/domain/errors.ts';
+import { mediaLimits } from '../../src/domain/media-limits.ts';
 import type { MediaStore, StoredMedia } from '../../src/ports/media-store.ts';
 
 const BASE = 'http://127.0.0.1:8080';
+const PNG_HEADER = '89504e470d0a1a0a0000000d494844520000001000000010080000003a98a0bd';
 const OWN = `${BASE}/media/med_0123456789abcdefghijABCD.png`;
 const BROKEN = [
   `${BASE}/media/%E0%A4%A`, // truncated sequence
@@ -62,7 +65,8 @@ describe('createInboundImages', () => {
       stats++;
       return Promise.resolve(id === stored.id ? stored : null);
     },
-    open: () => Promise.reject(new Error('not expected')),
+    // The header of a 16 × 16 PNG: an own image's size is read before it is used.
+    open: () => Promise.resolve(Readable.from([Buffer.from(PNG_HEADER, 'hex')])),
     delete: () => Promise.resolve(),
   };
   const inbound = createInboundImages({
@@ -73,6 +77,7 @@ describe('createInboundImages', () => {
     },
     newMediaId: () => 'med_new',
     publicBaseUrl: BASE,
+    limits: mediaLimits(40_000_000),
   });
 
   /** The 400 message a resolve rejects with. */

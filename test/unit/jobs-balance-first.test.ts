@@ -9,6 +9,7 @@ import { createInboundImages, isAcceptedImageUrl } from '../../src/services/inbo
 import { jobRoutes } from '../../src/http/routes/jobs.ts';
 import { compileRouteInput } from '../../src/http/route-input.ts';
 import { AppError } from '../../src/domain/errors.ts';
+import { mediaLimits } from '../../src/domain/media-limits.ts';
 import type { VideoGenerateRequest, ImageGenerateRequest } from '../../schemas/jobs.ts';
 import type { MediaStore } from '../../src/ports/media-store.ts';
 
@@ -30,7 +31,8 @@ const EDIT = {
   aspect_ratio: '1:1',
 } as unknown as ImageGenerateRequest;
 
-const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0]);
+/** A PNG's signature and header (IHDR: 16 × 16), as far as the input check reads. */
+const PNG = Buffer.from('89504e470d0a1a0a0000000d494844520000001000000010080000003a98a0bd', 'hex');
 
 /**
  * A jobs service whose every side effect is counted; `balance` is what the users repository holds. By default
@@ -87,6 +89,7 @@ function harness(balance: number, options: { spentMeanwhile?: boolean } = {}) {
       },
       newMediaId: () => 'med_x',
       publicBaseUrl: 'http://127.0.0.1:8080',
+      limits: mediaLimits(40_000_000),
     }),
     store,
     poller: { schedule: () => undefined },

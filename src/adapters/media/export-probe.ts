@@ -2,6 +2,7 @@
 // (probe.ts: magic bytes, completeness, forced demuxer, file/pipe protocols only, niced and time-limited), read
 // for what the render needs to plan its filters: codecs, stored size, frame rate, pixel format, rotation.
 import type { ExportSource } from '../../ports/export-pool.ts';
+import { frameRate } from './header-limits.ts';
 import {
   interpretProbe,
   mainStreams,
@@ -63,14 +64,6 @@ function audioOf(stream: ProbeStream): NonNullable<ExportSource['audio']> {
     sampleRate,
     channels: stream.channels,
   };
-}
-
-/** `30/1` → 30, `30000/1001` → 29.97…; ffprobe's `0/0` (unknown) and anything unreadable → undefined. */
-function frameRate(rate: string | undefined): number | undefined {
-  const match = /^(\d+(?:\.\d+)?)(?:\/(\d+))?$/.exec(rate?.trim() ?? '');
-  if (!match) return undefined;
-  const fps = Number(match[1]) / Number(match[2] ?? 1);
-  return Number.isFinite(fps) && fps > 0 ? fps : undefined;
 }
 
 /**

@@ -6,6 +6,7 @@ import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { AppError } from '../../domain/errors.ts';
 import { extensionFor } from '../../domain/media-id.ts';
+import type { MediaLimits } from '../../domain/media-limits.ts';
 import type { IntakeResult, MediaIntake } from '../../ports/media-intake.ts';
 import type { MediaStore } from '../../ports/media-store.ts';
 import { FetchRefused } from '../net/fetch-refused.ts';
@@ -36,15 +37,19 @@ export interface MediaIntakeDeps {
   tmpDir?: string;
   /** Per ffprobe/ffmpeg child (default 30 s). */
   probeTimeoutMs?: number;
+  /** What media from users may be (docs/editor.md "Media limits"): past them, 415 `MediaOverLimit`. */
+  limits: MediaLimits;
 }
 
 /** The `MediaIntake` port over a media store, ffprobe/ffmpeg and the guarded fetch. */
 export function createMediaIntake(deps: MediaIntakeDeps): MediaIntake {
-  const probeOptions = {
+  const storedProbeOptions = {
     ffmpegPath: deps.ffmpegPath,
     ffprobePath: deps.ffprobePath,
     ...(deps.probeTimeoutMs !== undefined ? { timeoutMs: deps.probeTimeoutMs } : {}),
   };
+  // What users send is held to the limits; what is already stored came through them or from a provider.
+  const probeOptions = { ...storedProbeOptions, limits: deps.limits };
 
   /** Runs `work` on a fresh file path in a private (0700) directory that is removed whatever happens. */
   async function withScratch<T>(work: (file: string) => Promise<T>): Promise<T> {
@@ -72,7 +77,7 @@ export function createMediaIntake(deps: MediaIntakeDeps): MediaIntake {
   async function probeStored(mediaId: string) {
     return withScratch(async (file) => {
       await pipeline(await deps.store.open(mediaId), privateFile(file));
-      return probeFile(file, probeOptions);
+      return probeFile(file, storedProbeOptions);
     });
   }
 

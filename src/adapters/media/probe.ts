@@ -2,9 +2,16 @@ import { spawn } from 'node:child_process';
 import { open } from 'node:fs/promises';
 import { setPriority } from 'node:os';
 import { AppError } from '../../domain/errors.ts';
+import {
+  imageLimitBreach,
+  MediaOverLimit,
+  probeMaxPixels,
+  type MediaLimits,
+} from '../../domain/media-limits.ts';
 import type { ProbedMedia } from '../../ports/media-intake.ts';
 import { checkCompleteness } from './completeness.ts';
-import { SNIFF_BYTES, sniffContainer, type SniffedContainer } from './sniff.ts';
+import { hasUndecodedVideo, readImageFileSize, videoBreach } from './header-limits.ts';
+import { SNIFF_BYTES, sniffContainer, type MediaContainer, type SniffedContainer } from './sniff.ts';
 import { tiedToThisThread } from '../../processes/tied-child.ts';
 
 /** The binaries (from `resolveFfmpeg`) and the time each child may take. */
@@ -13,6 +20,11 @@ export interface MediaProbeOptions {
   ffprobePath: string;
   /** Per child process (ffprobe, and ffmpeg when packets must be read); default 30 s. */
   timeoutMs?: number;
+  /**
+   * The limits of media from users (docs/editor.md "Media limits"): when given, a file past them is refused
+   * with `MediaOverLimit` from its header, and ffprobe decodes no picture larger than `probeMaxPixels`.
+   */
+  limits?: MediaLimits;
 }
 
 /** The one message a client sees for every refused file: what exactly was wrong stays in the logs. */
@@ -38,6 +50,7 @@ const IMAGE_TYPES: Readonly<Record<string, string>> = {
   jpeg_pipe: 'image/jpeg',
   webp_pipe: 'image/webp',
 };
+const IMAGE_CONTAINERS: ReadonlySet<MediaContainer> = new Set(['png', 'jpeg', 'webp']);
 const AUDIO_TYPES: Readonly<Record<string, string>> = {
   mp3: 'audio/mpeg',
   wav: 'audio/wav',
@@ -69,22 +82,38 @@ export async function probeFile(path: string, options: MediaProbeOptions): Promi
  * The checks and the one ffprobe run behind every probe of user media (`probeFile`, `probeExportSource`):
  * sniff, completeness, ffprobe on the sniffed demuxer, then `interpret` on its JSON, and last, for an mp4 whose
  * extent only its packets tell, a packet read. `interpret` runs before that read so a file it refuses costs no
- * second child. Every refusal is a 415 `AppError`; a binary that cannot start rejects with a plain `Error`.
+ * second child. With `limits`, an image's header is judged before completeness, ffprobe decodes under
+ * `-max_pixels`, and a video's values are judged before `interpret`. Every refusal is a 415 `AppError`
+ * (`MediaOverLimit` past a limit); a binary that cannot start rejects with a plain `Error`.
  */
 export async function probeChecked<T>(
   path: string,
   options: MediaProbeOptions,
   interpret: (json: ProbeJson, sniffed: SniffedContainer) => T,
 ): Promise<T> {
+  const { limits } = options;
   const sniffed = await sniffFile(path);
   if (!sniffed) throw unsupportedMedia('no accepted container signature');
+  if (limits && IMAGE_CONTAINERS.has(sniffed.container)) await checkImageHeader(path, limits);
   const completeness = await checkCompleteness(path, sniffed.container);
   if (completeness === 'truncated') throw unsupportedMedia(`truncated ${sniffed.container}`);
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const run = await runLimited(options.ffprobePath, ffprobeArgs(path, sniffed), timeoutMs);
-  if (run.outcome !== 'exited' || run.code !== 0)
+  const decodeBound = limits ? ['-max_pixels', String(probeMaxPixels(limits))] : [];
+  const run = await runLimited(options.ffprobePath, ffprobeArgs(path, sniffed, decodeBound), timeoutMs);
+  if (run.outcome !== 'exited' || run.code !== 0) {
+    if (limits) await checkVideoHeader(path, sniffed, { ...options, limits }, timeoutMs);
     throw unsupportedMedia(`ffprobe ${describeRun(run)}: ${run.stderr.trim()}`);
-  const interpreted = interpret(parseProbe(run.stdout), sniffed);
+  }
+  const json = parseProbe(run.stdout);
+  if (limits) {
+    const breach = videoBreach(json, limits);
+    if (breach) throw new MediaOverLimit('video', breach);
+    if (hasUndecodedVideo(json)) {
+      await checkVideoHeader(path, sniffed, { ...options, limits }, timeoutMs);
+      throw unsupportedMedia('a video whose first frame did not decode within max_pixels');
+    }
+  }
+  const interpreted = interpret(json, sniffed);
   // Only an mp4 with an open-ended box leaves the question open, and only reading its packets answers it.
   if (completeness === 'unknown' && sniffed.container === 'mov') {
     const read = await runLimited(options.ffmpegPath, packetReadArgs(path), timeoutMs);
@@ -94,6 +123,33 @@ export async function probeChecked<T>(
   return interpreted;
 }
 
+/** Refuses an image whose header declares more than the limits, or no size at all, before any child reads it. */
+async function checkImageHeader(path: string, limits: MediaLimits): Promise<void> {
+  const size = await readImageFileSize(path);
+  if (size.status !== 'size') throw unsupportedMedia('an image header without a readable size');
+  const breach = imageLimitBreach(size, limits);
+  if (breach) throw new MediaOverLimit('image', breach);
+}
+
+/**
+ * Why a video's probe failed, when it was the limits: `-max_pixels` fails the decode of a frame past them, and
+ * a second ffprobe that decodes nothing (`-skip_frame all`) reads what the container declares, so a file
+ * that is merely too large is refused naming the limit. Returns when the container is within the limits.
+ */
+async function checkVideoHeader(
+  path: string,
+  sniffed: SniffedContainer,
+  options: MediaProbeOptions & { limits: MediaLimits },
+  timeoutMs: number,
+): Promise<void> {
+  if (sniffed.container !== 'mov') return;
+  const headerOnly = ['-skip_frame', 'all'];
+  const run = await runLimited(options.ffprobePath, ffprobeArgs(path, sniffed, headerOnly), timeoutMs);
+  if (run.outcome !== 'exited' || run.code !== 0) return;
+  const breach = videoBreach(parseProbe(run.stdout), options.limits);
+  if (breach) throw new MediaOverLimit('video', breach);
+}
+
 /** Input options shared by every child that opens user media. */
 export function hostileInputArgs(sniffed: SniffedContainer): string[] {
   // `enable_drefs` (off by default, said anyway) would follow a QuickTime file's references to other files.
@@ -101,9 +157,11 @@ export function hostileInputArgs(sniffed: SniffedContainer): string[] {
   return ['-protocol_whitelist', 'file,pipe', '-f', sniffed.demuxer, ...demuxerOptions];
 }
 
-function ffprobeArgs(path: string, sniffed: SniffedContainer): string[] {
+/** `decoding`: options that bound or skip the decoding ffprobe does to fill in what a header leaves out. */
+function ffprobeArgs(path: string, sniffed: SniffedContainer, decoding: string[] = []): string[] {
   const output = ['-print_format', 'json', '-show_format', '-show_streams'];
-  return ['-hide_banner', '-v', 'error', ...hostileInputArgs(sniffed), ...output, `file:${path}`];
+  const input = [...decoding, ...hostileInputArgs(sniffed)];
+  return ['-hide_banner', '-v', 'error', ...input, ...output, `file:${path}`];
 }
 
 /**

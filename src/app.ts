@@ -117,7 +117,7 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
         exports: exports.service,
       }),
     );
-    wired(dashboardFeature(platform));
+    const dashboard = wired(dashboardFeature(platform));
     const router = new Router();
     wired(
       metaFeature(
@@ -135,8 +135,10 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
           router,
           auth: accounts.auth,
           keyLimiter: accounts.keyLimiter,
+          sessionLimiter: accounts.sessionLimiter,
           authFailureLimiter: accounts.authFailureLimiter,
           sessions: accounts.sessionGuard,
+          notFoundPage: dashboard.notFoundPage,
           audit: platform.audit,
           log,
           trustProxy: config.trustProxy,

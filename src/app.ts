@@ -107,7 +107,7 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
     const editor = wired(editorFeature(config, platform, jobs.service));
     editorJobFinished = (job) => editor.jobFinished(job);
     webhooks.alsoTell((job) => editor.addDelivered(job));
-    wired(eventsFeature(config, platform, server));
+    wired(eventsFeature(config, platform, server, accounts.sessions));
     const exports = wired(exportFeature(config, platform));
     wired(
       await mcpFeature(config, platform, {

@@ -12,6 +12,8 @@ import { startService, call, adminClient, type RunningService } from '../helpers
 import { Browser } from '../helpers/browser-form.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 import { assertSigned, type Delivery } from '../helpers/webhooks.ts';
+import { openEventsSocket } from '../helpers/events-socket.ts';
+import { sleep } from '../helpers/wait.ts';
 
 const API = '/api/dashboard/v1';
 /** The defaults the first service runs with: an API key's budget and a session's. */
@@ -20,6 +22,8 @@ const SESSION_BUDGET = 600;
 /** The second service's session budget, low enough to meet. */
 const LOW_SESSION_BUDGET = 20;
 const REBIND_NAME = 'rebind.mediaforge.test';
+/** The second service's recheck of open events sockets (keys, tokens, projects). */
+const RECHECK_MS = 200;
 const PRELOAD = fileURLToPath(new URL('../helpers/rebinding-dns.preload.mjs', import.meta.url));
 
 let mongo: TestMongo;
@@ -40,6 +44,7 @@ before(async () => {
       NODE_OPTIONS: `--import ${PRELOAD}`,
       MF_TEST_REBIND_NAME: REBIND_NAME,
       WEBHOOK_TIMEOUT_MS: '1000',
+      WS_RECHECK_MS: String(RECHECK_MS),
     }),
   ]);
 });
@@ -76,6 +81,11 @@ class SignedIn {
 
   get userId(): string {
     return this.user.id;
+  }
+
+  /** The session's CSRF token (the sign-out form carries it). */
+  get csrfToken(): string {
+    return this.csrf;
   }
 
   static async start(target: RunningService, label: string): Promise<SignedIn> {
@@ -122,14 +132,19 @@ class SignedIn {
     return { status: page.status, headers: page.headers, body: JSON.parse(page.text || 'null') as T };
   }
 
-  /** GET /api/v1/account with the session's bearer token (fetched once, as the page keeps it). */
-  async v1Account(): Promise<Answer<{ error?: string }>> {
+  /** The session's bearer token, fetched once (the page keeps it). */
+  async bearer(): Promise<string> {
     if (!this.token) {
       const issued = await this.dash<{ token: string }>('POST', '/token');
       assert.equal(issued.status, 200, JSON.stringify(issued.body));
       this.token = issued.body.token;
     }
-    return call(this.target.url, 'GET', '/api/v1/account', { token: this.token });
+    return this.token;
+  }
+
+  /** GET /api/v1/account with the session's bearer token. */
+  async v1Account(): Promise<Answer<{ error?: string }>> {
+    return call(this.target.url, 'GET', '/api/v1/account', { token: await this.bearer() });
   }
 }
 
@@ -215,6 +230,36 @@ describe("the dashboard's rate budget", () => {
     const other = await SignedIn.as(strict, page.user);
     assert.equal((await other.dash('GET', '/balance')).status, 200);
     assert.equal((await other.v1Account()).status, 200);
+  });
+});
+
+describe("the dashboard's events sockets", () => {
+  it('stay open across rechecks while the session lasts, and close with 1008 when it ends', async () => {
+    const page = await SignedIn.start(strict, 'socket');
+    const token = await page.bearer();
+    const project = await call<{ project: { id: string } }>(
+      strict.url,
+      'POST',
+      '/api/v1/media-studio/projects',
+      {
+        token,
+        body: { name: 'sockets' },
+      },
+    );
+    assert.equal(project.status, 200, JSON.stringify(project.body));
+    const socket = await openEventsSocket(strict.url, project.body.project.id, {
+      accessToken: token,
+      origin: new URL(strict.url).origin,
+    });
+    await sleep(RECHECK_MS * 8);
+    assert.equal(socket.closed, undefined, 'the socket outlived several rechecks');
+
+    const signedOut = await page.browser.postForm('/sign-out', { csrf_token: page.csrfToken });
+    assert.equal(signedOut.status, 303, signedOut.text.slice(0, 200));
+    assert.deepEqual(await socket.waitForClose(5_000), {
+      code: 1008,
+      reason: 'Session token expired or revoked',
+    });
   });
 });
 

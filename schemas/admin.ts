@@ -147,6 +147,8 @@ export const WebhookDeliverySchema = Type.Object({
   created_at: Type.String({ format: 'date-time' }),
 });
 export const DeliveriesResponse = Type.Object({ deliveries: Type.Array(WebhookDeliverySchema) });
+/** `POST .../webhook/test`: the test delivery, sent once, as the delivery log shows it. */
+export const TestDeliveryResponse = Type.Object({ delivery: WebhookDeliverySchema });
 
 /** `GET /audit` query. */
 export const AuditQueryParams = Type.Object({

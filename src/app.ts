@@ -111,7 +111,7 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
     const editor = wired(editorFeature(config, platform, jobs.service, exports.service));
     editorJobFinished = (job) => editor.jobFinished(job);
     webhooks.alsoTell((job) => editor.addDelivered(job));
-    wired(eventsFeature(config, platform, server));
+    wired(eventsFeature(config, platform, server, accounts.sessions));
     wired(
       await mcpFeature(config, platform, {
         jobs: jobs.service,
@@ -120,7 +120,7 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
         exports: exports.service,
       }),
     );
-    wired(dashboardFeature(platform));
+    const dashboard = wired(dashboardFeature(platform));
     const router = new Router();
     wired(
       metaFeature(
@@ -138,8 +138,10 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
           router,
           auth: accounts.auth,
           keyLimiter: accounts.keyLimiter,
+          sessionLimiter: accounts.sessionLimiter,
           authFailureLimiter: accounts.authFailureLimiter,
           sessions: accounts.sessionGuard,
+          notFoundPage: dashboard.notFoundPage,
           audit: platform.audit,
           log,
           trustProxy: config.trustProxy,

@@ -31,6 +31,8 @@ export interface AccountsFeature extends Feature {
   oauth: OAuthServer;
   /** Per API key, RATE_LIMIT_PER_MINUTE. */
   keyLimiter: RollingWindowLimiter;
+  /** Per dashboard session (session API and bearer tokens together), DASHBOARD_RATE_PER_MINUTE. */
+  sessionLimiter: RollingWindowLimiter;
   /** Per client address, AUTH_FAILURES_PER_MINUTE failed authentications. */
   authFailureLimiter: RollingWindowLimiter;
 }
@@ -39,6 +41,7 @@ export function accountsFeature(
   config: Pick<
     Config,
     | 'rateLimitPerMinute'
+    | 'dashboardRatePerMinute'
     | 'authFailuresPerMinute'
     | 'webhookAllowPrivate'
     | 'oauthAccessTokenTtlMs'
@@ -85,6 +88,7 @@ export function accountsFeature(
     webhookAllowPrivate: config.webhookAllowPrivate,
   });
   const keyLimiter = new RollingWindowLimiter(config.rateLimitPerMinute, clock.now);
+  const sessionLimiter = new RollingWindowLimiter(config.dashboardRatePerMinute, clock.now);
   const authFailureLimiter = new RollingWindowLimiter(config.authFailuresPerMinute, clock.now);
   let sweep: PeriodicTask | undefined;
   return {
@@ -94,6 +98,7 @@ export function accountsFeature(
     sessionGuard: createSessionGuard(sessions, baseUrl),
     oauth,
     keyLimiter,
+    sessionLimiter,
     authFailureLimiter,
     routes: [
       accountRoute(repositories.users),
@@ -124,6 +129,7 @@ export function accountsFeature(
         logger: platform.log,
         run: () => {
           keyLimiter.sweep();
+          sessionLimiter.sweep();
           authFailureLimiter.sweep();
           throttle.sweep();
         },

@@ -1,4 +1,4 @@
-import { webAppRoutes } from '../http/routes/web-app.ts';
+import { createWebApp, type WebApp } from '../http/routes/web-app.ts';
 import type { Feature } from './feature.ts';
 import type { Platform } from './platform.ts';
 
@@ -6,9 +6,16 @@ import type { Platform } from './platform.ts';
  * The dashboard (CONTRACT §11): the single-page application built into `dist/web/`. Its session API lives with
  * the accounts (`/api/dashboard/v1`); the page reaches everything else through `/api/v1`.
  */
-export function dashboardFeature(platform: Pick<Platform, 'baseUrl'>): Feature {
+export interface DashboardFeature extends Feature {
+  /** The page's answer to a browser at a path that does not exist (for the pipeline's 404). */
+  notFoundPage: WebApp['notFoundPage'];
+}
+
+export function dashboardFeature(platform: Pick<Platform, 'baseUrl'>): DashboardFeature {
+  const app = createWebApp({ baseUrl: platform.baseUrl });
   return {
-    routes: webAppRoutes({ baseUrl: platform.baseUrl }),
+    routes: app.routes,
+    notFoundPage: app.notFoundPage,
     start: async () => undefined,
     stop: async () => undefined,
   };

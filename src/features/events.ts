@@ -13,13 +13,20 @@ type EventsConfig = Pick<Config, 'wsAllowedOrigins' | 'wsRecheckMs' | 'tuning'>;
  * events reach every node over the platform's bus (NATS subjects in cluster mode) and are replayed from the
  * platform's replay history (JetStream's MF_EVENTS in cluster mode, MongoDB otherwise).
  */
-export function eventsFeature(config: EventsConfig, platform: Platform, server: HttpServer): Feature {
+export function eventsFeature(
+  config: EventsConfig,
+  platform: Platform,
+  server: HttpServer,
+  /** The dashboard's tokens, checked again while their sockets are open (a sign-out closes them). */
+  sessionTokens?: { authenticateToken(token: string): Promise<unknown> },
+): Feature {
   const { tuning } = config;
   const sockets = createEventSockets({
     server,
     bus: platform.events,
     history: platform.replay,
     keys: platform.repositories.keys,
+    sessionTokens,
     projects: platform.repositories.projects,
     clock: platform.clock,
     log: platform.log,

@@ -3,6 +3,7 @@ import type { JobRecord } from '../ports/jobs-repository.ts';
 import type { WebhookPost } from '../ports/webhook-post.ts';
 import { guardedPost } from '../adapters/net/index.ts';
 import { createWebhooks } from '../services/webhooks.ts';
+import { webhookTestRoutes } from '../http/routes/webhook-test.ts';
 import { startPeriodicTask, type PeriodicTask } from '../services/periodic-task.ts';
 import type { Feature } from './feature.ts';
 import type { Platform, Repositories } from './platform.ts';
@@ -76,7 +77,7 @@ export async function webhooksFeature(
   });
   let sweep: PeriodicTask | undefined;
   return {
-    routes: [],
+    routes: webhookTestRoutes({ webhooks, keys: platform.repositories.keys }),
     alsoTell: (listener) => void alsoTell.push(listener),
     jobFinished(job) {
       webhooks.jobFinished(job).catch((error: unknown) => {

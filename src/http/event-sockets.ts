@@ -19,6 +19,8 @@ export interface EventSocketRequest {
   /** The project's seq when the handshake was checked (a `since` beyond it is unknown to the service). */
   headSeq: number;
   keyId: string;
+  /** The dashboard token the socket was opened with, when a session's: rechecked in place of a key. */
+  sessionToken?: string;
 }
 
 /** A socket's state; uWS keeps it as the socket's user data. */
@@ -33,6 +35,8 @@ export const CLOSE = {
   projectDeleted: [1000, 'Project deleted'],
   /** The key was revoked (or removed) while the socket was open. */
   keyRevoked: [1008, 'API key revoked'],
+  /** The dashboard token expired, or its session ended (signed out): a new token opens a new socket. */
+  sessionEnded: [1008, 'Session token expired or revoked'],
   /** The replay could not be read: reconnect with since=. */
   replayFailed: [1011, 'Could not replay events: reconnect with since='],
   /** The node is stopping: reconnect (to another node) with since=. */
@@ -82,6 +86,8 @@ export function createEventSockets(deps: {
   bus: EventBus;
   history: EventHistory;
   keys: ApiKeysRepository;
+  /** Checks a dashboard token again (docs/dashboard.md); without it, sockets of tokens are not rechecked. */
+  sessionTokens?: { authenticateToken(token: string): Promise<unknown> };
   projects: ProjectsRepository;
   clock: Clock;
   log: Logger;
@@ -211,14 +217,24 @@ export function createEventSockets(deps: {
   /** Projects the last recheck found deleted while sockets still watched them. */
   const gone = new Set<string>();
 
-  /** Closes sockets of revoked keys and deleted projects (one lookup per key and per project). */
+  /**
+   * Closes sockets of revoked keys, of ended dashboard tokens and of deleted projects (one lookup per key, per
+   * token and per project). A dashboard session is no API key: its sockets are checked by their token.
+   */
   async function recheckAll() {
     const states = [...sockets].map((ws) => ws.getUserData());
-    const keyIds = new Set(states.map((state) => state.keyId));
+    const keyIds = new Set(states.filter((state) => !state.sessionToken).map((state) => state.keyId));
+    const tokens = new Set(states.map((state) => state.sessionToken).filter((token) => token !== undefined));
     const projectIds = new Set(states.map((state) => state.projectId));
     for (const keyId of keyIds) {
       const key = await deps.keys.get(keyId);
-      if (!key || key.revoked_at) closeWhere((state) => state.keyId === keyId, 'keyRevoked');
+      if (!key || key.revoked_at)
+        closeWhere((state) => state.keyId === keyId && !state.sessionToken, 'keyRevoked');
+    }
+    for (const token of deps.sessionTokens ? tokens : []) {
+      if (!(await deps.sessionTokens!.authenticateToken(token))) {
+        closeWhere((state) => state.sessionToken === token, 'sessionEnded');
+      }
     }
     // A deletion announces itself (`project.deleted`, then the close); the recheck only catches an announcement
     // that never came. The document goes before its event is published, so a project seen gone is closed at

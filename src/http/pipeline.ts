@@ -23,7 +23,7 @@ import {
   type RouteDefinition,
   type UploadBody,
 } from './route.ts';
-import { type KeyPrincipal } from '../domain/principal.ts';
+import { isSessionPrincipal, type KeyPrincipal } from '../domain/principal.ts';
 import type { RouteMatch, Router } from './router.ts';
 import { clientAddress } from './client-address.ts';
 import { compileRouteInput, type RouteInputChecker } from './route-input.ts';
@@ -36,6 +36,8 @@ export interface PipelineDeps {
   auth: Authenticator;
   /** Per API key, RATE_LIMIT_PER_MINUTE. */
   keyLimiter: RollingWindowLimiter;
+  /** Per dashboard session, its session API and bearer tokens together: DASHBOARD_RATE_PER_MINUTE. */
+  sessionLimiter: RollingWindowLimiter;
   /** Per client address, AUTH_FAILURES_PER_MINUTE failed authentications. */
   authFailureLimiter: RollingWindowLimiter;
   audit: AuditLog;
@@ -45,6 +47,8 @@ export interface PipelineDeps {
   metrics: MetricsRegistry;
   /** Authenticates session routes (the dashboard's session API); without it they answer 401. */
   sessions?: SessionGuard;
+  /** A page for a GET that matched no route (the dashboard's not-found page), or undefined for the JSON 404. */
+  notFoundPage?: (request: { path: string; headers: Record<string, string> }) => Promise<Reply> | undefined;
 }
 
 /** Resolves a browser's session for a session route: its principal, or 401/403 (CONTRACT §11). */
@@ -192,10 +196,14 @@ class Exchange implements RequestContext {
     throw error;
   }
 
-  /** Rate limit, then scope, for a key route. */
+  /**
+   * Rate limit, then scope, for a key route. A dashboard session (its session API and its bearer tokens alike)
+   * has a budget of its own, not an API key's (docs/dashboard.md "Rate limits").
+   */
   private authorise(principal: KeyPrincipal, guard: RouteAuth & { kind: 'key' }): Promise<Reply> {
     this.principal = principal;
-    const decision = this.deps.keyLimiter.hit(principal.keyId);
+    const limiter = isSessionPrincipal(principal) ? this.deps.sessionLimiter : this.deps.keyLimiter;
+    const decision = limiter.hit(principal.keyId);
     this.limit = decision;
     if (!decision.allowed) {
       throw new AppError(
@@ -213,7 +221,12 @@ class Exchange implements RequestContext {
 
   private handle(): Promise<Reply> {
     const match = this.match!;
-    if (match.kind === 'not_found') throw new AppError('not_found', 'Not found');
+    if (match.kind === 'not_found') {
+      const page =
+        this.method === 'GET' || this.method === 'HEAD' ? this.deps.notFoundPage?.(this) : undefined;
+      if (page) return page;
+      throw new AppError('not_found', 'Not found');
+    }
     if (match.kind === 'method_not_allowed') {
       throw new AppError('method_not_allowed', 'Method not allowed', {}, { allow: match.allowed.join(', ') });
     }

@@ -12,6 +12,7 @@ import type { CreditLedger, LedgerEntry } from '../ports/credit-ledger.ts';
 import type { UserRecord, UsersRepository } from '../ports/users-repository.ts';
 import type { UserCredentialsRepository } from '../ports/user-credentials.ts';
 import type { Authenticator } from './authenticator.ts';
+import { deliveryView } from './delivery-view.ts';
 import { hashPassword } from './passwords.ts';
 import type { UserCredits } from '../../actors/user.ts';
 
@@ -193,17 +194,7 @@ export function createAdminService(deps: {
     async listDeliveries(keyId: string, limit: number) {
       await requireKey(keyId);
       const deliveries = await deps.deliveries.listForKey(keyId, limit);
-      return {
-        deliveries: deliveries.map((delivery) => ({
-          id: delivery.id,
-          job_id: delivery.job_id,
-          event: delivery.event,
-          state: delivery.state,
-          attempts: delivery.attempts.map((attempt) => ({ ...attempt, at: attempt.at.toISOString() })),
-          next_attempt_at: delivery.next_attempt_at?.toISOString() ?? null,
-          created_at: delivery.created_at.toISOString(),
-        })),
-      };
+      return { deliveries: deliveries.map(deliveryView) };
     },
 
     async readAudit(query: AuditQuery) {

@@ -1,6 +1,7 @@
 export * from './admin.ts';
 export * from './audit-log.ts';
 export * from './authenticator.ts';
+export * from './delivery-view.ts';
 export * from './editor-turns.ts';
 export * from './editor.ts';
 export * from './event-fanout.ts';
@@ -25,6 +26,6 @@ export * from './turn-refunds.ts';
 export * from './turn-session.ts';
 export * from './turn-tools.ts';
 export * from './turn-waiters.ts';
-export * from './webhooks.ts';
 export * from './web-sessions.ts';
+export * from './webhooks.ts';
 export * from './work-scheduler.ts';

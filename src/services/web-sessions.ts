@@ -1,7 +1,7 @@
 import { AppError } from '../domain/errors.ts';
 import { randomBase62 } from '../domain/ids.ts';
 import { generateSecret, hashSecret, secretsEqual } from '../domain/api-key.ts';
-import type { KeyPrincipal } from '../domain/principal.ts';
+import { SESSION_PRINCIPAL_PREFIX, type KeyPrincipal } from '../domain/principal.ts';
 import { SCOPES } from '../domain/scopes.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { UsersRepository, UserRecord } from '../ports/users-repository.ts';
@@ -34,7 +34,11 @@ const CHECKED_TOKENS_MAX = 10_000;
  * the session (`ses_…`, never the cookie or its hash) for rate limits and the audit log.
  */
 export function sessionPrincipal(session: Pick<WebSessionRecord, 'id' | 'user_id'>): KeyPrincipal {
-  return { keyId: `ses_${session.id.slice(0, 20)}`, userId: session.user_id, scopes: SCOPES };
+  return {
+    keyId: `${SESSION_PRINCIPAL_PREFIX}${session.id.slice(0, 20)}`,
+    userId: session.user_id,
+    scopes: SCOPES,
+  };
 }
 
 /** A session as the pages see it. */

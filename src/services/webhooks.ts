@@ -1,4 +1,6 @@
 import type { Logger } from 'pino';
+import { AppError } from '../domain/errors.ts';
+import { randomBase62 } from '../domain/ids.ts';
 import type { Clock } from '../ports/clock.ts';
 import { webhookSignature } from '../domain/webhook-signature.ts';
 import type { AuditLog } from './audit-log.ts';
@@ -67,6 +69,26 @@ export function deliveryBody(job: JobRecord): string {
     completed_at: view.completed_at,
     result: view.result,
     error: view.error,
+  });
+}
+
+/** Test deliveries' ids: `dlv_test_…`, announcing the made-up job `job_test_…` (docs/webhooks.md). */
+export const TEST_DELIVERY_PREFIX = 'dlv_test_';
+const TEST_JOB_PREFIX = 'job_test_';
+
+/** A `job.completed` body of a job that never ran, marked `"test": true` (docs/webhooks.md "Test deliveries"). */
+export function testDeliveryBody(jobId: string, at: Date): string {
+  return JSON.stringify({
+    job_id: jobId,
+    status: 'completed',
+    model: 'test',
+    type: 'image',
+    credits_consumed: 0,
+    created_at: at.toISOString(),
+    completed_at: at.toISOString(),
+    result: { images: [] },
+    error: null,
+    test: true,
   });
 }
 
@@ -145,6 +167,76 @@ export function createWebhooks(deps: WebhooksDeps) {
     return attempt;
   }
 
+  function auditAttempt(delivery: WebhookDelivery, sent: WebhookAttempt): Promise<void> {
+    return deps.audit.append({
+      kind: 'webhook_attempt',
+      ts: sent.at.toISOString(),
+      key_id: delivery.key_id,
+      user_id: delivery.user_id,
+      delivery_id: delivery.id,
+      job_id: delivery.job_id,
+      event: delivery.event,
+      attempt: sent.attempt,
+      url: sent.url,
+      status: sent.status,
+      error: sent.error,
+      duration_ms: sent.duration_ms,
+    });
+  }
+
+  /** Keys with a test delivery under way: one at a time per key, so a button held down sends one. */
+  const testsUnderWay = new Set<string>();
+
+  /**
+   * A test delivery to the key's webhook (docs/webhooks.md "Test deliveries"): a sample body, signed and sent
+   * as every delivery is, exactly once (no retries), then recorded in the key's delivery log and the audit
+   * log like any attempt. Answers the recorded delivery, whatever the receiver said.
+   */
+  async function sendTest(keyId: string): Promise<WebhookDelivery> {
+    const key = await deps.keys.get(keyId);
+    if (!key) throw new AppError('not_found', 'API key not found');
+    if (!key.webhook) throw new AppError('conflict', 'This key has no webhook URL: set one first');
+    if (testsUnderWay.has(key.id)) {
+      throw new AppError('conflict', 'A test delivery of this key is under way');
+    }
+    testsUnderWay.add(key.id);
+    try {
+      const now = new Date(clock.now());
+      const suffix = randomBase62(16);
+      const jobId = TEST_JOB_PREFIX + suffix;
+      const delivery: WebhookDelivery = {
+        id: TEST_DELIVERY_PREFIX + suffix,
+        key_id: key.id,
+        user_id: key.user_id,
+        job_id: jobId,
+        event: EVENTS.completed,
+        body: testDeliveryBody(jobId, now),
+        state: 'pending',
+        attempts: [],
+        next_attempt_at: null,
+        created_at: now,
+        updated_at: now,
+      };
+      const sent = await send(delivery, key.webhook.url, key.webhook.secret, 1);
+      // Stored once, already final: nothing is ever pending, so no sweep or restart sends it again.
+      const recorded: WebhookDelivery = {
+        ...delivery,
+        state: judge(sent.status) === 'delivered' ? 'delivered' : 'failed',
+        attempts: [sent],
+        updated_at: sent.at,
+      };
+      await deliveries.insert(recorded);
+      await auditAttempt(recorded, sent);
+      logger.info(
+        { delivery_id: recorded.id, key_id: key.id, status: sent.status, error: sent.error },
+        'webhook test delivery',
+      );
+      return recorded;
+    } finally {
+      testsUnderWay.delete(key.id);
+    }
+  }
+
   /** One attempt of a delivery: 'done', or the delay before the next one. Safe to run twice (redelivery). */
   async function attempt(deliveryId: string): Promise<'done' | number> {
     const delivery = await deliveries.get(deliveryId);
@@ -172,20 +264,7 @@ export function createWebhooks(deps: WebhooksDeps) {
           : 'failed';
     const nextAt = state === 'pending' ? new Date(sent.at.getTime() + retryDelay!) : null;
     const recorded = await deliveries.recordAttempt(delivery, sent, state, nextAt);
-    await deps.audit.append({
-      kind: 'webhook_attempt',
-      ts: sent.at.toISOString(),
-      key_id: delivery.key_id,
-      user_id: delivery.user_id,
-      delivery_id: delivery.id,
-      job_id: delivery.job_id,
-      event: delivery.event,
-      attempt: number,
-      url: sent.url,
-      status: sent.status,
-      error: sent.error,
-      duration_ms: sent.duration_ms,
-    });
+    await auditAttempt(delivery, sent);
     const fields = {
       delivery_id: delivery.id,
       attempt: number,
@@ -204,6 +283,7 @@ export function createWebhooks(deps: WebhooksDeps) {
   return {
     jobFinished,
     attempt,
+    sendTest,
 
     /** After a start: schedules every pending delivery at its time (in-process timers forgot them). */
     async resume(): Promise<number> {

@@ -80,6 +80,7 @@ before(async () => {
     router,
     auth: createAuthenticator({ keys, adminToken: 'scopes-test-admin-token', clock: systemClock }),
     keyLimiter: new RollingWindowLimiter(10_000),
+    sessionLimiter: new RollingWindowLimiter(10_000),
     authFailureLimiter: new RollingWindowLimiter(10_000),
     audit,
     log,

@@ -25,6 +25,57 @@ export interface Session {
   expires_at: string;
 }
 
+/**
+ * A 429 (a rate limit: the session's budget, or a busy project) is waited out, never shown as an error
+ * (docs/dashboard.md "Rate limits"): the request is sent again after its `Retry-After`, up to this many times,
+ * while the page shows a short "slow down, retrying" notice.
+ */
+const MAX_RATE_LIMITED_RETRIES = 10;
+const DEFAULT_RETRY_AFTER_MS = 5_000;
+const MAX_RETRY_AFTER_MS = 120_000;
+
+const slowDownListeners = new Set<(until: number | null) => void>();
+let waitingRequests = 0;
+let waitingUntil = 0;
+
+/** Tells `listener` when requests wait out a 429 (the time the last wait ends) and when none does (null). */
+export function onSlowDown(listener: (until: number | null) => void): () => void {
+  slowDownListeners.add(listener);
+  listener(waitingRequests > 0 ? waitingUntil : null);
+  return () => {
+    slowDownListeners.delete(listener);
+  };
+}
+
+function retryAfterMs(header: string | null): number {
+  const seconds = header !== null && /^\d+$/.test(header.trim()) ? Number(header) * 1000 : NaN;
+  const date = header !== null && Number.isNaN(seconds) ? Date.parse(header) - Date.now() : NaN;
+  const wait = Number.isFinite(seconds) ? seconds : Number.isFinite(date) ? date : DEFAULT_RETRY_AFTER_MS;
+  return Math.min(MAX_RETRY_AFTER_MS, Math.max(1000, wait));
+}
+
+async function waitOut(ms: number): Promise<void> {
+  waitingRequests++;
+  waitingUntil = Math.max(waitingRequests > 1 ? waitingUntil : 0, Date.now() + ms);
+  for (const listener of slowDownListeners) listener(waitingUntil);
+  try {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+  } finally {
+    waitingRequests--;
+    if (waitingRequests === 0) for (const listener of slowDownListeners) listener(null);
+  }
+}
+
+/** Sends a request, and again after `Retry-After` while it is answered 429. */
+async function sendPatiently(send: () => Promise<Response>): Promise<Response> {
+  for (let retries = 0; ; retries++) {
+    const res = await send();
+    if (res.status !== 429 || retries >= MAX_RATE_LIMITED_RETRIES) return res;
+    await res.arrayBuffer().catch(() => undefined); // the connection is free for the next request
+    await waitOut(retryAfterMs(res.headers.get('retry-after')));
+  }
+}
+
 let csrfToken = '';
 let bearer: { token: string; expiresAt: number } | null = null;
 let pendingToken: Promise<string> | null = null;
@@ -47,10 +98,12 @@ async function readBody(res: Response): Promise<Record<string, unknown>> {
 
 /** GET /session: the user, or null when not signed in. */
 export async function loadSession(): Promise<Session | null> {
-  const res = await fetch('/api/dashboard/v1/session', {
-    credentials: 'same-origin',
-    headers: { accept: 'application/json' },
-  });
+  const res = await sendPatiently(() =>
+    fetch('/api/dashboard/v1/session', {
+      credentials: 'same-origin',
+      headers: { accept: 'application/json' },
+    }),
+  );
   if (res.status === 401) return null;
   const body = await readBody(res);
   if (!res.ok) throw new ApiError(res.status, body);
@@ -80,12 +133,14 @@ async function dashOnce<T>(method: string, path: string, json?: unknown): Promis
   const headers: Record<string, string> = { accept: 'application/json' };
   if (method !== 'GET') headers['x-csrf-token'] = csrfToken;
   if (json !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch('/api/dashboard/v1' + path, {
-    method,
-    credentials: 'same-origin',
-    headers,
-    body: json === undefined ? null : JSON.stringify(json),
-  });
+  const res = await sendPatiently(() =>
+    fetch('/api/dashboard/v1' + path, {
+      method,
+      credentials: 'same-origin',
+      headers,
+      body: json === undefined ? null : JSON.stringify(json),
+    }),
+  );
   const body = await readBody(res);
   if (res.status === 401) {
     goToSignIn();
@@ -124,7 +179,7 @@ export interface V1Options {
 
 /** A call of the public API with the dashboard's bearer token; a 401 renews the token and tries once more. */
 export async function v1<T>(method: string, path: string, options: V1Options = {}): Promise<T> {
-  const send = async (token: string): Promise<Response> => {
+  const send = (token: string): Promise<Response> => {
     const headers: Record<string, string> = {
       accept: 'application/json',
       authorization: 'Bearer ' + token,
@@ -137,7 +192,9 @@ export async function v1<T>(method: string, path: string, options: V1Options = {
     } else if (options.body) {
       body = options.body;
     }
-    return fetch('/api/v1' + path, { method, credentials: 'same-origin', headers, body });
+    return sendPatiently(() =>
+      fetch('/api/v1' + path, { method, credentials: 'same-origin', headers, body }),
+    );
   };
   let res = await send(await accessToken());
   if (res.status === 401) res = await send(await accessToken(true));

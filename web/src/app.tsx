@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { signOut, type Session } from './api.ts';
 import { usePath } from './router.ts';
-import { Link } from './ui.tsx';
+import { Link, SlowDownNotice, useTitle } from './ui.tsx';
 import { KeysPage } from './pages/keys.tsx';
 import { WebhooksPage } from './pages/webhooks.tsx';
 import { CreditsPage } from './pages/credits.tsx';
@@ -19,15 +19,40 @@ const NAV = [
   { href: '/editor', label: 'Editor' },
 ] as const;
 
-function section(path: string): string {
-  if (path === '/' || path === '') return '/keys';
-  const first = '/' + (path.split('/')[1] ?? '');
-  return first;
+/** The application's pages (the service answers its page at exactly these paths, docs/dashboard.md). */
+const PAGES = new Set(['/keys', '/webhooks', '/credits', '/jobs', '/gallery', '/editor']);
+const PROJECT_PATH = /^\/editor\/([^/]+)$/;
+
+/** The page a path shows: one of PAGES, or null when the path is none of the application's. */
+function section(path: string): string | null {
+  const trimmed = path.length > 1 ? path.replace(/\/+$/, '') : path;
+  if (trimmed === '/' || trimmed === '') return '/keys';
+  if (PAGES.has(trimmed)) return trimmed;
+  return PROJECT_PATH.test(trimmed) ? '/editor' : null;
+}
+
+/** A path that is none of the application's: says so, with the way back. */
+function NotFoundPage() {
+  useTitle('Page not found');
+  return (
+    <section>
+      <h1>Page not found</h1>
+      <p>There is no page at this address: the link may be mistyped, or the page may have moved.</p>
+      <p>Go back to one of your pages:</p>
+      <ul>
+        {NAV.map((item) => (
+          <li key={item.href}>
+            <Link href={item.href}>{item.label}</Link>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
 }
 
 function Page(props: { path: string }) {
-  const { path } = props;
-  const editor = /^\/editor\/([^/]+)\/?$/.exec(path);
+  const path = props.path.length > 1 ? props.path.replace(/\/+$/, '') : props.path;
+  const editor = PROJECT_PATH.exec(path);
   if (editor?.[1]) return <ProjectPage key={editor[1]} projectId={decodeURIComponent(editor[1])} />;
   switch (section(path)) {
     case '/keys':
@@ -43,14 +68,7 @@ function Page(props: { path: string }) {
     case '/editor':
       return <ProjectsPage />;
     default:
-      return (
-        <section>
-          <h1>Page not found</h1>
-          <p>
-            There is no page at this address. <Link href="/keys">Go to your API keys</Link>.
-          </p>
-        </section>
-      );
+      return <NotFoundPage />;
   }
 }
 
@@ -102,6 +120,7 @@ export function App(props: { session: Session }) {
         </button>
       </header>
       <main id="main" tabIndex={-1}>
+        <SlowDownNotice />
         <Page path={path} />
       </main>
     </>

@@ -1,20 +1,30 @@
 import { render } from 'preact';
 import { ApiError, describeError, goToSignIn, loadSession } from './api.ts';
 import { App } from './app.tsx';
+import { SlowDownNotice } from './ui.tsx';
 import './styles.css';
 
 // Start: read the session; not signed in → the sign-in page, coming back here afterwards.
 async function start(root: HTMLElement): Promise<void> {
+  // The session's read may wait out a 429 like any request: the notice says so meanwhile.
+  root.textContent = '';
+  render(
+    <>
+      <p class="boot">Loading…</p>
+      <SlowDownNotice />
+    </>,
+    root,
+  );
   try {
     const session = await loadSession();
     if (!session) {
       goToSignIn();
       return;
     }
-    root.textContent = '';
     render(<App session={session} />, root);
   } catch (err) {
     const status = err instanceof ApiError ? ` (${err.status})` : '';
+    render(null, root);
     root.textContent = '';
     const p = document.createElement('p');
     p.className = 'error boot';

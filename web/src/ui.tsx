@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { describeError } from './api.ts';
+import { describeError, onSlowDown } from './api.ts';
 import { onLinkClick } from './router.ts';
 
 /** An in-app link: a real `<a href>` that navigates without a reload. */
@@ -91,4 +91,26 @@ export function formValue(event: Event, name: string): string {
   const field = form.elements.namedItem(name) as
     HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement | null;
   return field?.value ?? '';
+}
+
+/**
+ * The "slow down, retrying" notice (docs/dashboard.md "Rate limits"): shown while requests wait out a 429,
+ * above whatever page is open (which stays), with the seconds left.
+ */
+export function SlowDownNotice() {
+  const [until, setUntil] = useState<number | null>(null);
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => onSlowDown(setUntil), []);
+  useEffect(() => {
+    if (until === null) return;
+    setNow(Date.now());
+    const tick = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(tick);
+  }, [until]);
+  const seconds = until === null ? 0 : Math.max(1, Math.ceil((until - now) / 1000));
+  return (
+    <p class="notice slow-down" role="status">
+      {until === null ? '' : `Too many requests at once: slowing down, retrying in ${seconds} s…`}
+    </p>
+  );
 }

@@ -3,6 +3,7 @@ import { ErrorSchema } from '../../../schemas/common.ts';
 import { AppError } from '../../domain/errors.ts';
 import type { ProjectRecord } from '../../ports/projects-repository.ts';
 import { EVENTS_SOCKET_PATTERN, type EventSocketRequest } from '../event-sockets.ts';
+import { isSessionPrincipal } from '../../domain/principal.ts';
 import { defineRoute, reply, type RouteDefinition } from '../route.ts';
 import { editorErrors } from './editor.ts';
 import { SocketUpgrade } from '../wire.ts';
@@ -65,6 +66,9 @@ export function eventsRoute(options: {
         headSeq: project.seq,
         keyId: ctx.principal.keyId,
       };
+      // A dashboard token (from the header or `access_token`) is what the socket's rechecks look at.
+      const bearer = /^Bearer (\S+)$/.exec(ctx.headers.authorization ?? '')?.[1];
+      if (isSessionPrincipal(ctx.principal) && bearer) accepted.sessionToken = bearer;
       return reply(101, new SocketUpgrade(accepted));
     },
   });

@@ -12,3 +12,4 @@ export * from './public.ts';
 export * from './sign-in.ts';
 export * from './sign-up.ts';
 export * from './web-app.ts';
+export * from './webhook-test.ts';

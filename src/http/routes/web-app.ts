@@ -9,7 +9,8 @@ import { StreamedBody } from '../wire.ts';
 
 // The dashboard (CONTRACT §11): the single-page application Vite builds from `web/` into `dist/web/`, served
 // from our own origin. Its page answers every client-side path, never cached, under a Content-Security-Policy
-// without inline script; its hashed assets are immutable.
+// without inline script; its hashed assets are immutable. A browser sent to any other path gets the same page
+// with status 404, and the application shows its not-found page there.
 
 /** The client-side paths of the application (each answers its page; the application routes them). */
 export const WEB_APP_PATHS = [
@@ -42,7 +43,26 @@ export function builtWebDir(): string {
   return join(dir, 'dist', 'web');
 }
 
-export function webAppRoutes(options: { baseUrl: string; dir?: string }): RouteDefinition[] {
+/** Prefixes whose unknown paths stay a JSON 404: the APIs, files and protocol endpoints, never pages. */
+const NOT_PAGES = ['/api', '/assets', '/media', '/oauth', '/.well-known'];
+
+/** A browser's navigation (it asks for HTML) to a path that could be the application's. */
+function isPageRequest(path: string, accept: string | undefined): boolean {
+  if (!accept || !/\btext\/html\b/i.test(accept)) return false;
+  return !NOT_PAGES.some((prefix) => path === prefix || path.startsWith(prefix + '/'));
+}
+
+/** The dashboard's routes, and its answer to a browser asking for a path that does not exist. */
+export interface WebApp {
+  routes: RouteDefinition[];
+  /**
+   * A GET of an unknown path: the application's page with status 404 when a browser navigates there (the
+   * application shows its not-found page, docs/dashboard.md), undefined otherwise (the JSON 404).
+   */
+  notFoundPage(request: { path: string; headers: Record<string, string> }): Promise<Reply> | undefined;
+}
+
+export function createWebApp(options: { baseUrl: string; dir?: string }): WebApp {
   const dir = options.dir ?? builtWebDir();
   const indexPath = join(dir, 'index.html');
   const index = existsSync(indexPath) ? readFileSync(indexPath, 'utf8') : undefined;
@@ -84,7 +104,7 @@ export function webAppRoutes(options: { baseUrl: string; dir?: string }): RouteD
     return pending;
   };
 
-  return [
+  const routes: RouteDefinition[] = [
     ...WEB_APP_PATHS.map((path): RouteDefinition => ({
       method: 'GET',
       path,
@@ -120,4 +140,11 @@ export function webAppRoutes(options: { baseUrl: string; dir?: string }): RouteD
       },
     },
   ];
+  return {
+    routes,
+    notFoundPage: (request) =>
+      isPageRequest(request.path, request.headers.accept)
+        ? page().then((answer) => ({ ...answer, status: 404 }))
+        : undefined,
+  };
 }

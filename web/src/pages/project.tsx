@@ -1,5 +1,6 @@
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, describeError, v1 } from '../api.ts';
+import { coalescedRead } from '../coalesce.ts';
 import { Chat, type LiveTurn } from '../editor/chat.tsx';
 import { ExportPanel, type ExportRun } from '../editor/export-panel.tsx';
 import { Library } from '../editor/library.tsx';
@@ -8,8 +9,12 @@ import { Timeline, type ClipPatch, type TimelineActions } from '../editor/timeli
 import type { Asset, Clip, Message, ProjectEvent, ProjectState, Track, Video } from '../types.ts';
 import { ErrorText, Link, Notice, useTitle } from '../ui.tsx';
 
-/** Events of one burst (asset.created, clip.created, …) share one re-read; a new clip shows within a frame or two. */
-const RELOAD_COALESCE_MS = 16;
+/**
+ * Events of one burst (asset.created, clip.created, …) share one re-read of the project, and so do the turn's
+ * end and the instruction's answer for the thread (docs/dashboard.md "Rate limits"): a new clip still shows
+ * within a few frames.
+ */
+const RELOAD_COALESCE_MS = 50;
 const THREAD_PAGES = 10;
 const CHANGED = 'The project changed; reloaded';
 
@@ -134,14 +139,14 @@ export function ProjectPage(props: { projectId: string }) {
     }
   }, [base]);
 
-  const reloadTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
-  const scheduleReload = useCallback(() => {
-    if (reloadTimer.current !== undefined) return; // one is due: it reads this change too
-    reloadTimer.current = setTimeout(() => {
-      reloadTimer.current = undefined;
-      void reloadState();
-    }, RELOAD_COALESCE_MS);
-  }, [reloadState]);
+  const stateReads = useMemo(
+    () =>
+      coalescedRead(async () => {
+        await reloadState();
+      }, RELOAD_COALESCE_MS),
+    [reloadState],
+  );
+  const scheduleReload = useCallback(() => void stateReads.after(), [stateReads]);
 
   const reloadThread = useCallback(async () => {
     const vid = videoRef.current;
@@ -153,18 +158,23 @@ export function ProjectPage(props: { projectId: string }) {
       setChatError(describeError(err));
     }
   }, [projectId]);
+  const threadReads = useMemo(() => coalescedRead(reloadThread, RELOAD_COALESCE_MS), [reloadThread]);
+  /** When this video's last turn ended (its event), so the instruction's answer can share that re-read. */
+  const turnEndedAt = useRef<number | null>(null);
 
   useEffect(() => {
-    void reloadState();
-  }, [reloadState]);
+    void stateReads.after();
+    return () => stateReads.cancel();
+  }, [stateReads]);
 
   useEffect(() => {
     setMessages(null);
     setLive(null);
     setChatError(null);
     setExportRun({ running: false, fraction: null, error: null });
-    void reloadThread();
-  }, [videoId, reloadThread]);
+    void threadReads.after();
+  }, [videoId, threadReads]);
+  useEffect(() => () => threadReads.cancel(), [threadReads]);
 
   // The events WebSocket: live reply text, export progress, and a re-read after every change.
   useEffect(() => {
@@ -193,9 +203,12 @@ export function ProjectPage(props: { projectId: string }) {
           break;
         case 'turn.completed':
         case 'turn.failed':
-          void reloadThread().then(() =>
-            setLive((old) => (old && (old.turnId === event.turn_id || old.turnId === null) ? null : old)),
-          );
+          turnEndedAt.current = performance.now();
+          void threadReads
+            .after()
+            .then(() =>
+              setLive((old) => (old && (old.turnId === event.turn_id || old.turnId === null) ? null : old)),
+            );
           break;
         case 'export.started':
           setExportRun({ running: true, fraction: 0, error: null });
@@ -225,14 +238,12 @@ export function ProjectPage(props: { projectId: string }) {
       onEvent,
       onConnected: () => {
         scheduleReload();
-        void reloadThread();
+        void threadReads.after();
       },
       onStatus: setSocketStatus,
       onDeleted: () => setDeleted(true),
     });
-  }, [projectId, scheduleReload, reloadThread, missing]);
-
-  useEffect(() => () => clearTimeout(reloadTimer.current), []);
+  }, [projectId, scheduleReload, threadReads, missing]);
 
   /** A direct edit with If-Match: a 409 re-reads the project and says so. */
   const edit = useCallback(
@@ -251,9 +262,9 @@ export function ProjectPage(props: { projectId: string }) {
         }
         throw err;
       }
-      await reloadState();
+      await stateReads.after(); // shared with the re-read the edit's own event asks for
     },
-    [base, reloadState],
+    [base, reloadState, stateReads],
   );
 
   const actions: TimelineActions = {
@@ -291,15 +302,17 @@ export function ProjectPage(props: { projectId: string }) {
     setSending(true);
     setChatError(null);
     setLive((old) => old ?? { turnId: null, instruction, text: '' });
+    turnEndedAt.current = null;
     try {
       await v1('POST', base + '/instruct', { json: { instruction, video_id: videoId } });
-      await reloadThread();
+      // The turn's end, when its event came first, asked for the re-read this needs: share it.
+      await threadReads.after(turnEndedAt.current ?? undefined);
       setLive(null);
       return true;
     } catch (err) {
       setChatError(describeError(err));
       setLive(null);
-      await reloadThread();
+      await threadReads.after();
       return false;
     } finally {
       setSending(false);

@@ -6,6 +6,9 @@ import type { ApiKey, Delivery, Webhook } from '../types.ts';
 import { ErrorText, formValue, Link, Notice, useLoad, useTitle } from '../ui.tsx';
 import { copyText, newestFirst } from './keys.tsx';
 
+/** Test deliveries' ids (docs/webhooks.md "Test deliveries"). */
+const TEST_DELIVERY_PREFIX = 'dlv_test_';
+
 function keyLabel(k: ApiKey): string {
   return `${k.name || 'Unnamed key'} (${k.prefix}…)`;
 }
@@ -63,6 +66,7 @@ function Deliveries(props: { keyId: string; version: number }) {
             <li class="card" key={d.id}>
               <div class="card-head">
                 <strong>{d.event}</strong>
+                {d.id.startsWith(TEST_DELIVERY_PREFIX) && <span class="badge">test</span>}
                 <span class={'badge state-' + d.state}>{d.state}</span>
               </div>
               <dl class="meta">
@@ -141,6 +145,16 @@ function WebhookEditor(props: { apiKey: ApiKey }) {
       return 'Webhook saved.';
     });
   };
+  const sendTest = (): void => {
+    void run(async () => {
+      const { delivery } = await dash<{ delivery: Delivery }>('POST', `/keys/${id}/webhook/test`);
+      const attempt = delivery.attempts[0];
+      if (!attempt) return 'Test delivery sent.';
+      return attempt.status !== null
+        ? `Test delivery answered HTTP ${attempt.status}.`
+        : `Test delivery got no answer: ${attempt.error ?? 'unknown error'}.`;
+    });
+  };
   const clear = (): void => {
     void run(async () => {
       await dash('DELETE', `/keys/${id}/webhook`);
@@ -182,6 +196,9 @@ function WebhookEditor(props: { apiKey: ApiKey }) {
         <div class="actions">
           <button type="submit" disabled={busy}>
             Save
+          </button>
+          <button type="button" class="secondary" disabled={busy || !hook.data?.url} onClick={sendTest}>
+            Send test delivery
           </button>
           <button type="button" class="secondary" disabled={busy || !hook.data?.url} onClick={clear}>
             Clear

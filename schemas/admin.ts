@@ -152,14 +152,7 @@ export const TestDeliveryResponse = Type.Object({ delivery: WebhookDeliverySchem
 
 /** `GET /audit` query. */
 export const AuditQueryParams = Type.Object({
-  limit: defaulted(
-    Type.Integer({
-      minimum: 1,
-      maximum: 1000,
-      default: 100,
-      errorMessage: 'limit must be an integer from 1 to 1000',
-    }),
-  ),
+  limit: ListQuery.properties.limit,
   key_id: Type.Optional(Type.String({ minLength: 1 })),
   kind: Type.Optional(Type.Union([Type.Literal('request'), Type.Literal('webhook_attempt')])),
 });

@@ -22,6 +22,7 @@ import {
   objectText,
   oddIds,
   oddValue,
+  plausibleJobValues,
   prng,
   randomBody as bodyOf,
   randomQuery,
@@ -491,16 +492,7 @@ describe(`fuzzing every route (seed ${SEED})`, () => {
         ]
       : ['https://example.com/a.png', 'https://127.0.0.1/a.png'];
     const values: Record<string, unknown[]> = {
-      prompt: ['a lighthouse', 'é\ud800', '[sandbox:hang] x'],
-      image_url: urls,
-      image_urls: [[], [random.pick(urls)], [random.pick(urls), random.pick(urls)]],
-      fast: [true, false],
-      duration_seconds: [4, 5, 10],
-      aspect_ratio: ['16:9', '1:1', '9:16'],
-      resolution: ['480p', '720p'],
-      generate_audio: [true, false],
-      seed: [0, 42, 2147483647],
-      num_images: [1, 4],
+      ...plausibleJobValues(random, urls),
       email: [
         `fuzz-${random.int(1e9)}@example.com`,
         'fuzz-dup@example.com',

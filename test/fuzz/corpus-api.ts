@@ -3,6 +3,7 @@
 // and hostile media.
 import { ImageGenerateBody, VideoGenerateBody } from '../../schemas/jobs.ts';
 import {
+  plausibleJobValues,
   BROKEN_ENCODINGS,
   oddIds,
   oddValue,
@@ -53,18 +54,7 @@ function plausibleJobField(random: Random, world: World, field: string, privateO
         `${world.baseUrl}/media/${random.pick(BROKEN_ENCODINGS)}`,
       ]
     : ['https://example.com/a.png', world.ownImageUrl];
-  const values: Record<string, unknown[]> = {
-    prompt: ['a lighthouse', 'é\ud800', '[sandbox:hang] x'],
-    image_url: urls,
-    image_urls: [[], [random.pick(urls)], [random.pick(urls), random.pick(urls)]],
-    fast: [true, false],
-    duration_seconds: [4, 5, 10],
-    aspect_ratio: ['16:9', '1:1', '9:16'],
-    resolution: ['480p', '720p'],
-    generate_audio: [true, false],
-    seed: [0, 42, 2147483647],
-    num_images: [1, 4],
-  };
+  const values = plausibleJobValues(random, urls);
   return JSON.stringify(random.pick(values[field] ?? ['x']));
 }
 

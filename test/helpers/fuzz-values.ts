@@ -256,3 +256,19 @@ export function randomBody(random: Random, fields: string[], options: BodyOption
   }
   return Buffer.from(text);
 }
+
+/** Plausible values of the generation routes' fields, input images chosen from `urls`. */
+export function plausibleJobValues(random: Random, urls: string[]): Record<string, unknown[]> {
+  return {
+    prompt: ['a lighthouse', 'é\ud800', '[sandbox:hang] x'],
+    image_url: urls,
+    image_urls: [[], [random.pick(urls)], [random.pick(urls), random.pick(urls)]],
+    fast: [true, false],
+    duration_seconds: [4, 5, 10],
+    aspect_ratio: ['16:9', '1:1', '9:16'],
+    resolution: ['480p', '720p'],
+    generate_audio: [true, false],
+    seed: [0, 42, 2147483647],
+    num_images: [1, 4],
+  };
+}

@@ -30,6 +30,7 @@ const offsetRules = <T extends Numbers, Context>(): FieldRule<T, Context>[] =>
     field,
     check: (body) => within(body[field], CLIP_OFFSET_MAX_SEC),
     message: atMostMessage(field, CLIP_OFFSET_MAX_SEC),
+    judgesNonFinite: true,
   }));
 
 /** One rule per distinct `duration_sec` bound, for the tracks that have it. */
@@ -48,6 +49,7 @@ const durationRules = <T extends Numbers, Context>(
       return bound !== max || within(body.duration_sec, max);
     },
     message: atMostMessage('duration_sec', max),
+    judgesNonFinite: true,
   }));
 };
 

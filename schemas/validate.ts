@@ -15,6 +15,12 @@ export interface FieldRule<T, Context = unknown> {
   /** `context` is what the caller gave `check` (a route: the resource it loaded, e.g. the clip a PATCH changes). */
   check(value: T, context: Context): boolean;
   message: string;
+  /**
+   * The rule also judges its field when it holds a number too large for a double (JSON's `1e400` parses as
+   * Infinity, which no number schema accepts): a bound answers it as the out-of-range number it is. Other
+   * rules never see a value their schema refused.
+   */
+  judgesNonFinite?: boolean;
 }
 
 /**
@@ -51,12 +57,17 @@ export function createChecker<S extends TSchema, Context = unknown>(
       const first = pickFirst(failures, order);
       const field = fieldOf(first);
       // A rule runs only on fields the schema accepted, so it sees the types it was written for — except a
-      // number too large for a double (JSON's `1e400` parses as Infinity), which no number schema accepts: the
-      // rules at its own field (bounds) answer it first, as the out-of-range number it is.
+      // bound at a field that holds a non-finite number (`judgesNonFinite`), which answers it first.
       const rank = field === undefined ? -1 : order.indexOf(field);
-      const reach = rank !== -1 && isNonFiniteNumber(value, field!) ? rank + 1 : rank;
-      const limit = rank === -1 && field !== undefined ? order.length : reach;
-      const rule = failedRule(value as Static<S>, limit, context as Context);
+      const limit = rank === -1 && field !== undefined ? order.length : rank;
+      const rule =
+        failedRule(value as Static<S>, limit, context as Context) ??
+        (rank !== -1 && isNonFiniteNumber(value, field!)
+          ? rules.find(
+              (r) =>
+                r.field === field && r.judgesNonFinite && !r.check(value as Static<S>, context as Context),
+            )
+          : undefined);
       if (rule) return { ok: false, message: rule.message, field: rule.field };
       const custom = field ? customMessage(propertySchema(schema, field)?.errorMessage, first!) : undefined;
       const message = custom ?? describe(first, field ? label(field) : 'value', schema, field);

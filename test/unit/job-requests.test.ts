@@ -3,7 +3,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createChecker } from '../../schemas/validate.ts';
-import { ImageGenerateBody, VideoGenerateBody } from '../../schemas/jobs.ts';
+import {
+  ImageGenerateBody,
+  VideoGenerateBody,
+  imageGenerateRules,
+  videoGenerateRules,
+} from '../../schemas/jobs.ts';
 import { sandboxBehaviour } from '../../src/adapters/providers/sandbox/markers.ts';
 
 const video = createChecker(VideoGenerateBody);
@@ -127,5 +132,20 @@ describe('sandbox markers', () => {
     assert.deepEqual(sandboxBehaviour('[sandbox:delay=99999999999]'), { kind: 'normal' });
     assert.deepEqual(sandboxBehaviour('[sandbox:explode]'), { kind: 'normal' });
     assert.deepEqual(sandboxBehaviour('a plain prompt'), { kind: 'normal' });
+  });
+});
+
+describe('a number too large for a double (JSON 1e309) where a rule expects another type', () => {
+  const accepts = () => true;
+  const imageWithRules = createChecker(ImageGenerateBody, { rules: imageGenerateRules(accepts) });
+  const videoWithRules = createChecker(VideoGenerateBody, { rules: videoGenerateRules(accepts) });
+
+  it("answers the field's message, never running the rule on it (the fuzz run's 500)", () => {
+    const parsed = JSON.parse('{"prompt":"p","image_urls":1e309}') as Record<string, unknown>;
+    assert.equal(messageOf(imageWithRules.check(parsed)), 'image_urls must be an array of 1 to 9 https URLs');
+    assert.equal(
+      messageOf(videoWithRules.check({ prompt: 'p', image_url: Infinity })),
+      'image_url must be a https URL',
+    );
   });
 });

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, writeFileSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 
 // Children that die with their parent, and only with it. A process killed with SIGKILL cannot stop its
@@ -75,4 +75,18 @@ export function tiedToThisThread(command: string, args: readonly string[]): Tied
   return wrapper && executable
     ? { command: wrapper, args: ['--pdeathsig', 'KILL', '--', executable, ...args], detached: true }
     : { command, args: [...args], detached: false };
+}
+
+/**
+ * Makes a detached child yield the CPU as its nice value says. Linux schedules each session as one autogroup
+ * (`kernel.sched_autogroup_enabled`), and a nice value only ranks threads within their group: a child in a
+ * session of its own would otherwise get as much CPU as the whole service, and 4 renders starved the API's
+ * actors into 503s. So the child's autogroup gets the same niceness. Without autogroups there is nothing to do.
+ */
+export function niceAutogroup(pid: number, niceness: number): void {
+  try {
+    writeFileSync(`/proc/${pid}/autogroup`, String(niceness));
+  } catch {
+    // No autogroups (or the child has already exited): its own nice value is all there is.
+  }
 }

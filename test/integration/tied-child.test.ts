@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { until } from '../helpers/wait.ts';
-import { tiedToThisThread } from '../../src/processes/tied-child.ts';
+import { readFileSync } from 'node:fs';
+import { niceAutogroup, tiedToThisThread } from '../../src/processes/tied-child.ts';
 
 const TIED_CHILD = fileURLToPath(new URL('../../src/processes/tied-child.ts', import.meta.url));
 
@@ -107,6 +108,28 @@ describe(
         for (const pid of [tied.parent.pid!, untied.parent.pid!, tiedPid, untiedPid]) {
           if (alive(pid)) process.kill(pid, 'SIGKILL');
         }
+      }
+    });
+
+    it('a tied child in a session of its own yields the CPU: its autogroup gets its niceness', (t) => {
+      let autogroups = '0';
+      try {
+        autogroups = readFileSync('/proc/sys/kernel/sched_autogroup_enabled', 'utf8').trim();
+      } catch {
+        // no such setting: no autogroups
+      }
+      if (autogroups !== '1') return t.skip('scheduler autogroups are off: nice values apply as they are');
+      const tied = tiedToThisThread('sleep', ['5']);
+      assert.equal(tied.detached, true);
+      const child = spawn(tied.command, tied.args, { stdio: 'ignore', detached: tied.detached });
+      try {
+        const before = readFileSync(`/proc/${child.pid}/autogroup`, 'utf8');
+        assert.notEqual(before, readFileSync('/proc/self/autogroup', 'utf8'), 'a session of its own');
+        assert.match(before, /nice 0$/m);
+        niceAutogroup(child.pid!, 10);
+        assert.match(readFileSync(`/proc/${child.pid}/autogroup`, 'utf8'), /nice 10$/m);
+      } finally {
+        child.kill('SIGKILL');
       }
     });
   },

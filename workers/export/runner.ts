@@ -9,7 +9,7 @@ import { ProgressParser } from './progress.ts';
 
 export type { RunResult } from '../../src/ports/export-pool.ts';
 import type { RunResult } from '../../src/ports/export-pool.ts';
-import { tiedToThisThread } from '../../src/processes/tied-child.ts';
+import { niceAutogroup, tiedToThisThread } from '../../src/processes/tied-child.ts';
 
 export interface RunFfmpegOptions {
   ffmpegPath: string;
@@ -126,6 +126,7 @@ export function runFfmpeg(options: RunFfmpegOptions): Promise<RunResult> {
       spawned = true;
       const pid = child.pid;
       if (pid === undefined) return;
+      if (tied.detached && niceness > 0) niceAutogroup(pid, niceness);
       if (!nice && niceness > 0) {
         try {
           setPriority(pid, niceness);

@@ -12,7 +12,7 @@ import type { ProbedMedia } from '../../ports/media-intake.ts';
 import { checkCompleteness } from './completeness.ts';
 import { hasUndecodedVideo, readImageFileSize, videoBreach } from './header-limits.ts';
 import { SNIFF_BYTES, sniffContainer, type MediaContainer, type SniffedContainer } from './sniff.ts';
-import { tiedToThisThread } from '../../processes/tied-child.ts';
+import { niceAutogroup, tiedToThisThread } from '../../processes/tied-child.ts';
 
 /** The binaries (from `resolveFfmpeg`) and the time each child may take. */
 export interface MediaProbeOptions {
@@ -284,6 +284,7 @@ function runLimited(command: string, args: string[], timeoutMs: number): Promise
       } catch {
         // It may already have exited, and then needs no priority.
       }
+      if (tied.detached) niceAutogroup(child.pid, PROBE_NICENESS);
     }
     let outcome: RunResult['outcome'] = 'exited';
     const stop = (why: RunResult['outcome']) => {

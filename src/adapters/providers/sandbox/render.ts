@@ -5,7 +5,7 @@ import { setPriority, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fontFile as packagedFontFile } from '../../media/ffmpeg-path.ts';
 import { imageRenderPlan, videoRenderPlan, type RenderPlan, type VideoPlanSpec } from './render-args.ts';
-import { tiedToThisThread } from '../../../processes/tied-child.ts';
+import { niceAutogroup, tiedToThisThread } from '../../../processes/tied-child.ts';
 
 /** A video to render (sizes from `videoDimensions`): the plan's spec, with the input image's bytes. */
 export interface VideoRender extends VideoPlanSpec {
@@ -169,6 +169,7 @@ export function createSandboxRenderer(options: SandboxRendererOptions): SandboxR
         } catch {
           // The child may already have exited; it then needs no priority.
         }
+        if (tied.detached) niceAutogroup(child.pid, RENDER_NICENESS);
       }
       let stderr = '';
       let timedOut = false;

@@ -453,10 +453,14 @@ export function mcpCase(random: Random, world: World, index: number): FuzzCase {
     );
   }
   const long = tool === 'video_editor_instruct' || tool === 'video_editor_export' || tool === 'job_wait';
+  const method = random.chance(0.95) ? 'POST' : random.pick(['GET', 'DELETE', 'PUT']);
+  // A DELETE ends the session it names, and a GET opens its event stream, which rightly stays open: neither
+  // names the world's session, which every other MCP case uses.
+  if (method !== 'POST') headers['mcp-session-id'] = 'mcps_not_the_worlds_session';
   return {
     family: 'mcp',
     label: `#${index} ${roll < 70 ? tool : 'rpc'}`,
-    method: random.chance(0.95) ? 'POST' : random.pick(['GET', 'DELETE', 'PUT']),
+    method,
     path: '/api/mcp',
     headers,
     body,

@@ -270,7 +270,7 @@ export function startHttpServer(options: {
 }
 
 /**
- * Copies everything from `req` now: it is invalid once the uWS handler returns (DESIGN.md §4). A request
+ * Copies everything from `req` now: it is invalid once the uWS handler returns. A request
  * whose framing is refused (`framing`: why) gets no body reader: its body is never read.
  */
 function copyRequest(res: uws.HttpResponse, req: uws.HttpRequest, maxBodyBytes: number) {

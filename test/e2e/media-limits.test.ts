@@ -1,5 +1,5 @@
 // Media limits at intake end to end (docs/editor.md "Media limits", docs/api.md, docs/errors.md): the service
-// as a process, real files made at test time — the PNG bomb of issue 24 (15 000 × 15 000 in ~219 KB, which
+// as a process, real files made at test time — the PNG bomb a probe found (15 000 × 15 000 in ~219 KB, which
 // took an export 63 s and 1 GB), a 4097-wide, a 121 fps and a 3920 s video — sent on every path media from
 // users enters: uploads and imports (415 naming the limit), a turn's reference images and generation inputs
 // (400 naming the field, nothing charged, no job). Each refusal is timed: the header decides, in under a

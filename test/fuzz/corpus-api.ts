@@ -11,6 +11,7 @@ import {
   randomQuery,
   type Random,
 } from '../helpers/fuzz-values.ts';
+import { UPLOAD_CONTENT_TYPES } from '../../src/http/routes/editor.ts';
 import type { FuzzCase } from './harness.ts';
 import type { FuzzProject, World } from './world.ts';
 
@@ -307,17 +308,6 @@ export function exportCase(random: Random, world: World, index: number): FuzzCas
   };
 }
 
-const UPLOAD_TYPES = [
-  'image/png',
-  'image/jpeg',
-  'image/webp',
-  'video/mp4',
-  'video/quicktime',
-  'audio/mpeg',
-  'audio/wav',
-  'audio/mp4',
-];
-
 /** Uploads of real, cut, corrupted and hostile media, and imports of hostile URLs. */
 export function uploadCase(random: Random, world: World, index: number): FuzzCase {
   const path = `${STUDIO}/${world.scratch.id}/assets`;
@@ -360,7 +350,7 @@ export function uploadCase(random: Random, world: World, index: number): FuzzCas
       headers: {
         ...auth,
         'content-type': random.chance(0.9)
-          ? random.pick(UPLOAD_TYPES)
+          ? random.pick(UPLOAD_CONTENT_TYPES)
           : random.pick(['text/plain', 'application/octet-stream', 'image/svg+xml', 'video/mp4; x=1']),
         ...(random.chance(0.2) ? { 'x-asset-name': random.pick(['n', 'x'.repeat(500), '%E0%A4%A']) } : {}),
       },

@@ -3,13 +3,13 @@
 // an MCP session — made through the public and admin APIs as users make them.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { deflateSync } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import { resolveFfmpeg } from '../../src/adapters/media/ffmpeg-path.ts';
 import { SCOPES } from '../../src/domain/scopes.ts';
 import { adminClient, call, type RunningService } from '../helpers/service.ts';
 import { Browser } from '../helpers/browser-form.ts';
 import { editorClient, makeMedia } from '../helpers/editor.ts';
+import { pngBomb } from '../helpers/over-limit-media.ts';
 
 /** An account and its key with every scope. */
 export interface Account {
@@ -75,39 +75,6 @@ function tinyMp4(): Buffer {
     ],
     { maxBuffer: 16 * 1024 * 1024 },
   );
-}
-
-/** A valid 1-bit grey PNG of 15000×15000 pixels in about 28 KB: the pixel bomb intake must refuse. */
-export function pngBomb(side = 15_000): Buffer {
-  const crcTable = Array.from({ length: 256 }, (_, n) => {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    return c >>> 0;
-  });
-  const crc = (bytes: Buffer) => {
-    let c = 0xffffffff;
-    for (const byte of bytes) c = crcTable[(c ^ byte) & 0xff]! ^ (c >>> 8);
-    return (c ^ 0xffffffff) >>> 0;
-  };
-  const chunk = (type: string, data: Buffer) => {
-    const typed = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-    const length = Buffer.alloc(4);
-    length.writeUInt32BE(data.length);
-    const sum = Buffer.alloc(4);
-    sum.writeUInt32BE(crc(typed));
-    return Buffer.concat([length, typed, sum]);
-  };
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(side, 0);
-  header.writeUInt32BE(side, 4);
-  header.set([1, 0, 0, 0, 0], 8); // bit depth 1, greyscale, deflate, no filter method, no interlace
-  const rows = Buffer.alloc((Math.ceil(side / 8) + 1) * side); // each row: filter byte 0, then black pixels
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', header),
-    chunk('IDAT', deflateSync(rows, { level: 9 })),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
 }
 
 async function account(service: RunningService, tag: string, credits: number): Promise<Account> {

@@ -1,5 +1,5 @@
-// Media past the limits of docs/editor.md "Media limits", made at test time and cheaply: the PNG bomb of
-// issue 24 (15 000 × 15 000 grey pixels in ~219 KB), and tiny H.264 files that are too wide, too fast, too
+// Media past the limits of docs/editor.md "Media limits", made at test time and cheaply: the PNG bomb a probe
+// found (15 000 × 15 000 grey pixels in ~219 KB), and tiny H.264 files that are too wide, too fast, too
 // long, or whose one frame is larger than their container says.
 import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';

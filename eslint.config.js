@@ -1,7 +1,6 @@
 // @ts-check
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
-import { completeBarrel } from './eslint-rules/complete-barrel.js';
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'data/**', 'coverage/**', 'dist/**'] },
@@ -57,11 +56,5 @@ export default tseslint.config(
         scrollTo: 'readonly',
       },
     },
-  },
-  {
-    // Every folder of the service has a complete barrel (DESIGN.md §5.1).
-    files: ['src/**/index.ts', 'actors/**/index.ts', 'schemas/**/index.ts', 'workers/**/index.ts'],
-    plugins: { mediaforge: { rules: { 'complete-barrel': completeBarrel } } },
-    rules: { 'mediaforge/complete-barrel': 'error' },
   },
 );

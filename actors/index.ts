@@ -1,12 +1,25 @@
-// Virtual actors (DESIGN.md §2). `runtime/` holds the transport-independent runtime, the in-process transport
-// and the in-process event bus; the JetStream transport is an adapter (src/adapters/nats/actor-transport.ts).
-export * from './user.ts';
-export * from './runtime/index.ts';
-export * from './project.ts';
-export * from './project-bounds.ts';
-export * from './project-commit.ts';
-export * from './project-edits.ts';
-export * from './project-exports.ts';
-export * from './project-timeline.ts';
-export * from './project-turns.ts';
-export * from './project-views.ts';
+export type { AssetRecord, AssetsRepository } from './ports/assets-repository.ts';
+export type { CreditChangeResult, CreditLedger, LedgerEntry } from './ports/credit-ledger.ts';
+export type { EventHistory, EventsSince, ProjectEvent } from './ports/event-history.ts';
+export type {
+  ClipRecord,
+  ProjectRecord,
+  ProjectsRepository,
+  ProjectSummary,
+  VideoRecord,
+} from './ports/projects-repository.ts';
+export type { MessageRecord, ThreadRepository } from './ports/thread-repository.ts';
+export {
+  orderedClips,
+  toAssetView,
+  toClipView,
+  toProjectView,
+  toVideoView,
+  type AssetView,
+  type ClipView,
+} from './project-views.ts';
+export { projectActor, projectCommands, type ProjectCommands } from './project.ts';
+export { createInProcessEventBus } from './runtime/event-bus.ts';
+export { createInProcessTransport } from './runtime/in-process.ts';
+export { createActorSystem, type ActorSystem } from './runtime/system.ts';
+export { userActor, userCredits, type UserCredits } from './user.ts';

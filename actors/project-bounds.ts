@@ -5,11 +5,11 @@ import {
   timelineTooLongMessage,
   type ClipNumbers,
   type ClipSource,
-} from '../src/domain/clip-bounds.ts';
-import type { Track } from '../src/domain/editor.ts';
-import { AppError } from '../src/domain/errors.ts';
-import type { AssetRecord } from '../src/ports/assets-repository.ts';
-import type { ClipRecord } from '../src/ports/projects-repository.ts';
+} from '../schemas/clip-bounds.ts';
+import type { Track } from '../schemas/editor-terms.ts';
+import { AppError } from '../src/platform/core/index.ts';
+import type { AssetRecord } from './ports/assets-repository.ts';
+import type { ClipRecord } from './ports/projects-repository.ts';
 import type { ProjectContext } from './project-commit.ts';
 
 // The project actor's share of the bounds (docs/editor.md#bounds): whatever path a change came by (a route, an

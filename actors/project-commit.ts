@@ -1,8 +1,8 @@
-import { AppError } from '../src/domain/errors.ts';
-import type { AssetRecord, AssetsRepository } from '../src/ports/assets-repository.ts';
-import type { EventHistory, ProjectEvent } from '../src/ports/event-history.ts';
-import type { ProjectRecord, ProjectsRepository } from '../src/ports/projects-repository.ts';
-import type { MessageRecord, ThreadRepository } from '../src/ports/thread-repository.ts';
+import { AppError } from '../src/platform/core/index.ts';
+import type { AssetRecord, AssetsRepository } from './ports/assets-repository.ts';
+import type { EventHistory, ProjectEvent } from './ports/event-history.ts';
+import type { ProjectRecord, ProjectsRepository } from './ports/projects-repository.ts';
+import type { MessageRecord, ThreadRepository } from './ports/thread-repository.ts';
 import type { HandlerContext } from './runtime/define.ts';
 
 /** What the project actor's handlers get (CONTRACT §4.1–4.2: timeline, turn queue, events). */

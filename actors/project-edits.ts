@@ -1,15 +1,15 @@
 import Type, { type Static } from 'typebox';
 import { literalUnion } from '../schemas/common.ts';
-import { AppError } from '../src/domain/errors.ts';
+import { AppError } from '../src/platform/core/index.ts';
 import {
   CONTEXT_MD_MAX,
   IMAGE_CLIP_DEFAULT_SEC,
   PROJECT_ASPECT_RATIOS,
   TRACKS,
   trackAccepts,
-} from '../src/domain/editor.ts';
-import type { AssetRecord } from '../src/ports/assets-repository.ts';
-import type { ClipRecord, ProjectRecord, VideoRecord } from '../src/ports/projects-repository.ts';
+} from '../schemas/editor-terms.ts';
+import type { AssetRecord } from './ports/assets-repository.ts';
+import type { ClipRecord, ProjectRecord, VideoRecord } from './ports/projects-repository.ts';
 import {
   checkRevision,
   commit,

@@ -1,7 +1,7 @@
 import Type, { type Static } from 'typebox';
 import { literalUnion } from '../schemas/common.ts';
-import { AppError } from '../src/domain/errors.ts';
-import type { AssetRecord } from '../src/ports/assets-repository.ts';
+import { AppError } from '../src/platform/core/index.ts';
+import type { AssetRecord } from './ports/assets-repository.ts';
 import { commit, loadProject, replayed, type Committed, type ProjectContext } from './project-commit.ts';
 import { toAssetView } from './project-views.ts';
 

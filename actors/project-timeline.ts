@@ -1,4 +1,4 @@
-import type { ClipRecord } from '../src/ports/projects-repository.ts';
+import type { ClipRecord } from './ports/projects-repository.ts';
 
 // Pure operations on a project's clips. Every track of every video keeps its clips at idx 0..n-1 without
 // gaps or repeats: each operation re-numbers the one track it touches.

@@ -1,7 +1,7 @@
 import Type, { type Static } from 'typebox';
-import type { ProjectRecord, RunningTurn, TurnTicket } from '../src/ports/projects-repository.ts';
-import type { MessageRecord } from '../src/ports/thread-repository.ts';
-import type { ProjectEvent } from '../src/ports/event-history.ts';
+import type { ProjectRecord, RunningTurn, TurnTicket } from './ports/projects-repository.ts';
+import type { MessageRecord } from './ports/thread-repository.ts';
+import type { ProjectEvent } from './ports/event-history.ts';
 import { BeforeEvents } from './project-edits.ts';
 import {
   commit,

@@ -1,5 +1,5 @@
-import type { AssetRecord } from '../src/ports/assets-repository.ts';
-import type { ClipRecord, ProjectRecord, VideoRecord } from '../src/ports/projects-repository.ts';
+import type { AssetRecord } from './ports/assets-repository.ts';
+import type { ClipRecord, ProjectRecord, VideoRecord } from './ports/projects-repository.ts';
 
 // The public shapes of the editor's documents (spec §2.4–2.7 plus CONTRACT §4 additions), built in one place
 // for the routes, the events and the agent alike.

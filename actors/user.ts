@@ -1,11 +1,6 @@
 import Type from 'typebox';
-import { AppError } from '../src/domain/errors.ts';
-import type {
-  CreditChange,
-  CreditChangeResult,
-  CreditLedger,
-  LedgerEntry,
-} from '../src/ports/credit-ledger.ts';
+import { AppError } from '../src/platform/core/index.ts';
+import type { CreditChange, CreditChangeResult, CreditLedger, LedgerEntry } from './ports/credit-ledger.ts';
 import { defineActor, type HandlerContext } from './runtime/define.ts';
 import { actorClient, type ActorClient } from './runtime/client.ts';
 import type { ActorSystem } from './runtime/system.ts';

@@ -1,7 +1,7 @@
 import Type, { type Static } from 'typebox';
-import { SCOPES } from '../src/domain/scopes.ts';
+import { SCOPES } from './scopes.ts';
 import { defaulted } from './common.ts';
-import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../src/domain/password-rules.ts';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from './password-rules.ts';
 
 const scopeList = SCOPES.join(', ');
 

@@ -2,13 +2,9 @@ import Type, { type Static, type TSchema } from 'typebox';
 import { literalUnion } from './common.ts';
 import { EXPORT_FITS } from './editor.ts';
 import { DURATION_BOUNDS } from './clip-rules.ts';
-import { CLIP_OFFSET_MAX_SEC } from '../src/domain/clip-bounds.ts';
-import { CLIP_VOLUME_MAX, PROJECT_ASPECT_RATIOS, TRACKS } from '../src/domain/editor.ts';
-import {
-  VIDEO_DURATIONS_SECONDS,
-  VIDEO_RESOLUTIONS,
-  PROMPT_MAX_LENGTH,
-} from '../src/domain/models-catalog.ts';
+import { CLIP_OFFSET_MAX_SEC } from './clip-bounds.ts';
+import { CLIP_VOLUME_MAX, PROJECT_ASPECT_RATIOS, TRACKS } from './editor-terms.ts';
+import { VIDEO_DURATIONS_SECONDS, VIDEO_RESOLUTIONS, PROMPT_MAX_LENGTH } from './models-catalog.ts';
 
 // The agent tools of CONTRACT §9: their names are public (operators write prompts against them), their
 // parameters are offered to an LLM as JSON Schema, and every call is checked against them before it runs.

@@ -3,8 +3,8 @@ import {
   CLIP_OFFSET_MAX_SEC,
   atMostMessage,
   type ClipNumbers,
-} from '../src/domain/clip-bounds.ts';
-import type { Track } from '../src/domain/editor.ts';
+} from './clip-bounds.ts';
+import type { Track } from './editor-terms.ts';
 import type { FieldRule } from './validate.ts';
 
 // The upper bounds of a clip's numbers as request rules (docs/editor.md#bounds), shared by the clip routes and

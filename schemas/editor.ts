@@ -9,8 +9,8 @@ import {
   TRACKS,
   TURN_IMAGE_URLS_MAX,
   DEFAULT_PROJECT_NAME,
-} from '../src/domain/editor.ts';
-import { CLIP_OFFSET_MAX_SEC } from '../src/domain/clip-bounds.ts';
+} from './editor-terms.ts';
+import { CLIP_OFFSET_MAX_SEC } from './clip-bounds.ts';
 import { DURATION_BOUNDS } from './clip-rules.ts';
 import type { FieldRule } from './validate.ts';
 import { FreeFormObject, defaulted, literalUnion } from './common.ts';

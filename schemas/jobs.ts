@@ -7,7 +7,7 @@ import {
   VIDEO_ASPECT_RATIOS,
   VIDEO_DURATIONS_SECONDS,
   VIDEO_RESOLUTIONS,
-} from '../src/domain/models-catalog.ts';
+} from './models-catalog.ts';
 import type { FieldRule } from './validate.ts';
 import { defaulted, literalUnion } from './common.ts';
 

@@ -1,5 +1,5 @@
 import Type, { type TSchema } from 'typebox';
-import { MODEL_IDS } from '../src/domain/models-catalog.ts';
+import { MODEL_IDS } from './models-catalog.ts';
 import {
   AssetSchema,
   ExportBody,

@@ -1,3 +1,19 @@
-// The Piscina export pool (DESIGN.md §1): so far the pure ffmpeg-argument builders of `export/`; the runner
-// and the pool arrive with the rest of the export issue.
-export * from './export/index.ts';
+export { detectFilterSupport } from './export/filter-support.ts';
+export { outputSize } from './export/output-size.ts';
+export type {
+  ExportPlan,
+  ExportSource,
+  FilterSupport,
+  OutputSpec,
+  PictureClip,
+  SoundClip,
+} from './export/plan.ts';
+export type { RunResult } from './export/runner.ts';
+export type {
+  ExportChildren,
+  ExportPool,
+  ExportRunOptions,
+  ExportWorkspace,
+  ExportWorkspaces,
+} from './export/work-order.ts';
+export type { ExportPoolMessage, ExportTask, ExportWorkerMessage } from './export/worker.ts';

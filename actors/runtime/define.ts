@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Static, TSchema } from 'typebox';
-import type { Clock } from '../../src/ports/clock.ts';
+import type { Clock } from '../../src/platform/core/index.ts';
 
 /** Bounded in-handler retries for transient failures (never a delayed nak: DESIGN.md §2). */
 export interface RetryPolicy {

@@ -1,13 +1,15 @@
 import type { Logger } from 'pino';
-import type { Clock } from '../../src/ports/clock.ts';
-import { AppError } from '../../src/domain/errors.ts';
+import {
+  type Clock,
+  AppError,
+  errorReply,
+  classifyHandlerError,
+  type ActorMetrics,
+  type Dispatch,
+  type EventBus,
+} from '../../src/platform/core/index.ts';
 import { createChecker } from '../../schemas/validate.ts';
 import { actorTopic, type ActorSettings, type AnyActorDefinition, type HandlerContext } from './define.ts';
-import { errorReply } from './envelope.ts';
-import { classifyHandlerError } from './errors.ts';
-import type { ActorMetrics } from '../../src/ports/actor-metrics.ts';
-import type { Dispatch } from '../../src/ports/actor-transport.ts';
-import type { EventBus } from '../../src/ports/event-bus.ts';
 
 /** One actor kind this node handles: its definition, its own ports and its resolved settings. */
 export interface HostedKind {

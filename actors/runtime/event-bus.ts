@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
-import type { EventBus } from '../../src/ports/event-bus.ts';
-import { decode, encode } from './envelope.ts';
+import { type EventBus, decode, encode } from '../../src/platform/core/index.ts';
 
 /**
  * The single-node event bus: subscribers of a topic are called synchronously, in subscription order, each with

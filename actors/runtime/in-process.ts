@@ -1,10 +1,15 @@
-import { createKeyedSerial } from '../../src/domain/keyed-serial.ts';
-import { AppError } from '../../src/domain/errors.ts';
-import type { Dispatch } from '../../src/ports/actor-transport.ts';
-import { decode, encode, errorReply } from './envelope.ts';
-import { type ActorMessage, type ActorReply } from '../../src/ports/actor-transport.ts';
-import { AskTimeoutError } from './ask-timeout.ts';
-import { type ActorTransport } from '../../src/ports/actor-transport.ts';
+import {
+  createKeyedSerial,
+  AppError,
+  type Dispatch,
+  decode,
+  encode,
+  errorReply,
+  type ActorMessage,
+  type ActorReply,
+  AskTimeoutError,
+  type ActorTransport,
+} from '../../src/platform/core/index.ts';
 
 /**
  * The single-node transport: one ordered mailbox (a promise chain) per actor key. Messages and replies go

@@ -1,8 +1,14 @@
 import type { Logger } from 'pino';
-import type { Clock } from '../../src/ports/clock.ts';
-import type { ActorMetrics } from '../../src/ports/actor-metrics.ts';
-import type { EventBus } from '../../src/ports/event-bus.ts';
-import { AppError } from '../../src/domain/errors.ts';
+import {
+  type Clock,
+  type ActorMetrics,
+  type EventBus,
+  AppError,
+  unwrapReply,
+  type ActorMessage,
+  type ActorTransport,
+  AskTimeoutError,
+} from '../../src/platform/core/index.ts';
 import { createDispatcher, type HostedKind } from './dispatcher.ts';
 import {
   DEFAULT_ACTOR_SETTINGS,
@@ -11,9 +17,6 @@ import {
   type ActorSettings,
   type CommandSchemas,
 } from './define.ts';
-import { unwrapReply } from './envelope.ts';
-import { type ActorMessage, type ActorTransport } from '../../src/ports/actor-transport.ts';
-import { AskTimeoutError } from './ask-timeout.ts';
 
 /** Callers' view of the actors: `ask` waits for the answer, `tell` only for acceptance. */
 export interface ActorSystem {

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { loadCliSettings } from '../config.ts';
+import { loadCliSettings } from '../platform/index.ts';
 import { accountCommandFor, type AccountCommand } from './admin-accounts.ts';
 import { callAdmin, printable, UnreachableError, UsageError, type AdminCall } from './admin-http.ts';
 

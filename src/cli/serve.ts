@@ -1,5 +1,5 @@
-import { loadConfig, ConfigError } from '../config.ts';
-import { startApp, type StartedApp } from '../app.ts';
+import { loadConfig, ConfigError } from '../platform/index.ts';
+import { startApp, type StartedApp } from '../app/index.ts';
 import { createStopSignalPolicy, type StopSignal } from './stop-signals.ts';
 
 /** How long closing connections, pools and the audit log may take once the grace has ended. */

@@ -11,12 +11,16 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { createChecker } from '../../schemas/validate.ts';
-import { AppError } from '../domain/errors.ts';
-import type { KeyPrincipal } from '../domain/principal.ts';
-import type { Clock } from '../ports/clock.ts';
-import type { EventBus } from '../ports/event-bus.ts';
-import type { McpSessionRecord, McpSessionsRepository } from '../ports/mcp-sessions.ts';
-import { ToolError, type McpTool, type ToolResult } from './tool.ts';
+import {
+  AppError,
+  type KeyPrincipal,
+  type Clock,
+  type EventBus,
+  ToolError,
+  type McpTool,
+  type ToolResult,
+} from '../platform/index.ts';
+import type { McpSessionRecord, McpSessionsRepository } from './mcp-sessions.ts';
 
 // The MCP server (CONTRACT §10) over the SDK's web-standard Streamable HTTP transport. Every HTTP request gets
 // its own SDK server and transport, in the transport's stateless mode; the session (`Mcp-Session-Id`) is ours,

@@ -1,6 +1,2 @@
-export * from './editor-tools.ts';
-export * from './endpoint.ts';
-export * from './job-tools.ts';
-export * from './tool-support.ts';
-export * from './tool.ts';
-export * from './tools.ts';
+export { mcpFeature } from './feature.ts';
+export type { McpToolDeps } from './tools.ts';

@@ -6,7 +6,7 @@
 // each here, whether asked one after another or all at once).
 import pino from 'pino';
 import { connect } from '@nats-io/transport-node';
-import { createJetStreamTransport } from '../../src/adapters/nats/actor-transport.ts';
+import { createJetStreamTransport } from '../../src/platform/nats/actor-transport.ts';
 import { startNats } from '../helpers/nats.ts';
 import { load1 } from '../helpers/bench.ts';
 

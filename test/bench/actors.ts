@@ -6,12 +6,12 @@
 // A second part runs direct and JetStream against a simulated ledger whose every change takes a fixed time, in
 // parallel: it separates what the partitions' ordering costs from what jongodb's one-at-a-time writes cost.
 import { MongoClient } from 'mongodb';
-import { systemClock } from '../../src/ports/clock.ts';
-import { createMongoCreditLedger } from '../../src/adapters/mongo/credit-ledger.ts';
-import { createMongoUsers } from '../../src/adapters/mongo/users.ts';
-import type { CreditLedger } from '../../src/ports/credit-ledger.ts';
+import { systemClock } from '../../src/platform/core/clock.ts';
+import { createMongoCreditLedger } from '../../src/credits/mongo-ledger.ts';
+import { createMongoUsers } from '../../src/accounts/mongo/users.ts';
+import type { CreditLedger } from '../../actors/ports/credit-ledger.ts';
 import { setTimeout as delay } from 'node:timers/promises';
-import { userActor, userCredits } from '../../actors/index.ts';
+import { userActor, userCredits } from '../../actors/user.ts';
 import { startMongo } from '../helpers/mongo.ts';
 import { startNats } from '../helpers/nats.ts';
 import { startTestActorSystem, type TestActorSystem } from '../helpers/actors.ts';

@@ -29,14 +29,14 @@
 import { fork } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import type { AgentModel } from '../../src/ports/agent-model.ts';
-import type { ProjectRecord } from '../../src/ports/projects-repository.ts';
+import type { AgentModel } from '../../src/editor/agents/agent-model.ts';
+import type { ProjectRecord } from '../../actors/ports/projects-repository.ts';
+import { CHAT_TOOLS } from '../../src/editor/agents/llm/prompt.ts';
 import {
-  CHAT_TOOLS,
   createChatClient,
-  createLlmAgent,
   type ChatMessage as ClientMessage,
-} from '../../src/adapters/agent/llm/index.ts';
+} from '../../src/editor/agents/llm/chat-client.ts';
+import { createLlmAgent } from '../../src/editor/agents/llm/agent.ts';
 import { startFakeLlm, splitWords, type ChatRequest, type LlmReply } from '../fakes/llm-server.ts';
 import { readConversation } from '../fakes/llm-scripts.ts';
 import { startMongo } from '../helpers/mongo.ts';

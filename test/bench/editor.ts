@@ -6,7 +6,7 @@
 // inserts slow as collections grow, DESIGN.md §3: both sides write the same documents). Budget: the turn's
 // p50 at most 15 ms above the raw operations' p50.
 import { MongoClient } from 'mongodb';
-import { newId } from '../../src/domain/ids.ts';
+import { newId } from '../../src/platform/core/ids.ts';
 import { startMongo } from '../helpers/mongo.ts';
 import { addBareImage, richEditor, startEditorStack, type EditorStack } from '../helpers/editor-stack.ts';
 import { load1, percentile, verdict } from '../helpers/bench.ts';

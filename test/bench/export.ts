@@ -40,7 +40,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { resolveFfmpeg } from '../../src/adapters/media/ffmpeg-path.ts';
+import { resolveFfmpeg } from '../../src/platform/media/ffmpeg-path.ts';
 import { editorClient, editorUser, type ExportAnswer } from '../helpers/editor.ts';
 import { startMongo } from '../helpers/mongo.ts';
 import { startService, type RunningService } from '../helpers/service.ts';

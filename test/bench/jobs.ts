@@ -18,20 +18,20 @@
 import { randomInt } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
-import { connectMongo, type MongoConnection } from '../../src/adapters/mongo/connect.ts';
-import { createMongoUsers } from '../../src/adapters/mongo/users.ts';
-import { createMongoApiKeys } from '../../src/adapters/mongo/api-keys.ts';
-import { createMongoCreditLedger } from '../../src/adapters/mongo/credit-ledger.ts';
-import { createMongoJobs } from '../../src/adapters/mongo/jobs.ts';
-import { jobsOnServer } from '../../src/adapters/mongo/jongodb-serial.ts';
-import { sandboxBehaviour } from '../../src/adapters/providers/sandbox/markers.ts';
-import { systemClock } from '../../src/ports/clock.ts';
-import { generateApiKey } from '../../src/domain/api-key.ts';
-import { newId } from '../../src/domain/ids.ts';
-import { DEFAULT_PROVIDER_ENDPOINTS, MODEL_IDS, imageCost } from '../../src/domain/models-catalog.ts';
-import { createAuthenticator } from '../../src/services/authenticator.ts';
-import { newJobRecord } from '../../src/services/jobs.ts';
-import type { ImageGeneration } from '../../src/ports/media-provider.ts';
+import { connectMongo, type MongoConnection } from '../../src/platform/mongo/connect.ts';
+import { createMongoUsers } from '../../src/accounts/mongo/users.ts';
+import { createMongoApiKeys } from '../../src/accounts/mongo/api-keys.ts';
+import { createMongoCreditLedger } from '../../src/credits/mongo-ledger.ts';
+import { createMongoJobs } from '../../src/jobs/mongo-jobs.ts';
+import { jobsOnServer } from '../../src/jobs/mongo-jobs.ts';
+import { sandboxBehaviour } from '../../src/jobs/providers/sandbox/markers.ts';
+import { systemClock } from '../../src/platform/core/clock.ts';
+import { generateApiKey } from '../../src/accounts/api-key.ts';
+import { newId } from '../../src/platform/core/ids.ts';
+import { DEFAULT_PROVIDER_ENDPOINTS, MODEL_IDS, imageCost } from '../../schemas/models-catalog.ts';
+import { createAuthenticator } from '../../src/accounts/authenticator.ts';
+import { newJobRecord } from '../../src/jobs/jobs-service.ts';
+import type { ImageGeneration } from '../../src/jobs/ports/media-provider.ts';
 import { startMongo, type TestMongo } from '../helpers/mongo.ts';
 import { startService, adminClient, type RunningService } from '../helpers/service.ts';
 import { percentile, load1, verdict } from '../helpers/bench.ts';
@@ -112,7 +112,7 @@ async function load(
 const figures = (s: Stats) => `p50 ${s.p50.toFixed(1)} ms p99 ${s.p99.toFixed(1)} ms, ${s.rate.toFixed(0)}/s`;
 
 /**
- * What one submit does to MongoDB in the service (src/services/jobs.ts submit), issued directly with the
+ * What one submit does to MongoDB in the service (src/jobs/jobs-service.ts submit), issued directly with the
  * driver through the same adapters: the key lookup of the authenticator (cached per token, as in the service:
  * awaited on a miss, refreshed in the background after 2 s), `jobs` insert (`submitting`), the debit (the
  * user actor runs the ledger's apply: user read, ledger read, guarded user update, ledger insert), the

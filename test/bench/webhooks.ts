@@ -17,7 +17,7 @@
 //   after the second keys.get and writes the attempt and the audit entry after the receiver has it, so the
 //   judged comparison (service p99 − direct p99, as the issue asks) leaves the service the time of two writes
 //   it makes after the send; the stricter figure against direct t0 → the second keys.get is printed with it.
-// - single-node: the webhooks feature as src/app.ts wires it (Mongo deliveries, keys, jobs, a real audit log
+// - single-node: the webhooks feature as src/app/app.ts wires it (Mongo deliveries, keys, jobs, a real audit log
 //   over the Mongo audit sink, guardedPost with private targets allowed, in-process scheduler, the periodic
 //   sweep), in this process.
 // - cluster: the same, but attempts timed by the JetStream work queue `MF_WEBHOOKS` on a fresh nats-server.
@@ -34,31 +34,32 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { connectMongo, type MongoConnection } from '../../src/adapters/mongo/connect.ts';
-import { createMongoApiKeys } from '../../src/adapters/mongo/api-keys.ts';
-import { createMongoJobs } from '../../src/adapters/mongo/jobs.ts';
-import { createMongoWebhookDeliveries } from '../../src/adapters/mongo/webhook-deliveries.ts';
-import { jobsOnServer, webhookDeliveriesOnServer } from '../../src/adapters/mongo/jongodb-serial.ts';
-import { createMongoAuditSink, AUDIT_COLLECTION } from '../../src/adapters/mongo/audit-sink.ts';
-import { connectNats } from '../../src/adapters/nats/connect.ts';
-import { guardedPost } from '../../src/adapters/net/index.ts';
-import { systemClock } from '../../src/ports/clock.ts';
-import { newId } from '../../src/domain/ids.ts';
-import { DEFAULT_PROVIDER_ENDPOINTS, MODEL_IDS, imageCost } from '../../src/domain/models-catalog.ts';
-import { createLogger } from '../../src/logger.ts';
-import { createAuditLog } from '../../src/services/audit-log.ts';
-import { newJobRecord } from '../../src/services/jobs.ts';
-import type { ImageGeneration } from '../../src/ports/media-provider.ts';
-import type { JobOutcome, JobRecord } from '../../src/ports/jobs-repository.ts';
+import { connectMongo, type MongoConnection } from '../../src/platform/mongo/connect.ts';
+import { createMongoApiKeys } from '../../src/accounts/mongo/api-keys.ts';
+import { createMongoJobs } from '../../src/jobs/mongo-jobs.ts';
+import { createMongoWebhookDeliveries } from '../../src/webhooks/mongo-deliveries.ts';
+import { jobsOnServer } from '../../src/jobs/mongo-jobs.ts';
+import { webhookDeliveriesOnServer } from '../../src/webhooks/mongo-deliveries.ts';
+import { createMongoAuditSink, AUDIT_COLLECTION } from '../../src/platform/audit/mongo-sink.ts';
+import { connectNats } from '../../src/platform/nats/connect.ts';
+import { guardedPost } from '../../src/platform/net/guarded-fetch.ts';
+import { systemClock } from '../../src/platform/core/clock.ts';
+import { newId } from '../../src/platform/core/ids.ts';
+import { DEFAULT_PROVIDER_ENDPOINTS, MODEL_IDS, imageCost } from '../../schemas/models-catalog.ts';
+import { createLogger } from '../../src/platform/logger.ts';
+import { createAuditLog } from '../../src/platform/audit/audit-log.ts';
+import { newJobRecord } from '../../src/jobs/jobs-service.ts';
+import type { ImageGeneration } from '../../src/jobs/ports/media-provider.ts';
+import type { JobOutcome, JobRecord } from '../../src/jobs/ports/jobs-repository.ts';
 import type {
   WebhookAttempt,
   WebhookDeliveriesRepository,
   WebhookDelivery,
-} from '../../src/ports/webhook-deliveries-repository.ts';
-import { webhooksFeature } from '../../src/features/webhooks.ts';
-import { loadConfig } from '../../src/config.ts';
-import { deliveryBody, deliveryIdOf, WEBHOOK_USER_AGENT } from '../../src/services/webhooks.ts';
-import { type WebhookPost } from '../../src/ports/webhook-post.ts';
+} from '../../src/webhooks/ports/webhook-deliveries-repository.ts';
+import { webhooksFeature } from '../../src/webhooks/feature.ts';
+import { loadConfig } from '../../src/platform/config.ts';
+import { deliveryBody, deliveryIdOf, WEBHOOK_USER_AGENT } from '../../src/webhooks/webhooks-service.ts';
+import { type WebhookPost } from '../../src/webhooks/ports/webhook-post.ts';
 import { startMongo, type TestMongo } from '../helpers/mongo.ts';
 import { natsServerAvailable, startNats } from '../helpers/nats.ts';
 import { percentile, load1, verdict } from '../helpers/bench.ts';
@@ -82,7 +83,7 @@ const ARRIVAL_TIMEOUT_MS = 15_000;
 /** After the last arrival: how long the attempts' own writes (recordAttempt, audit) may take to land. */
 const SETTLE_TIMEOUT_MS = 60_000;
 
-// The service's defaults (src/config.ts).
+// The service's defaults (src/platform/config.ts).
 const RETRY_DELAYS_MS = [30_000, 120_000, 600_000];
 const WEBHOOK_TIMEOUT_MS = 10_000;
 const RETENTION_DAYS = 30;

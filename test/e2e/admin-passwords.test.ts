@@ -12,7 +12,7 @@ import {
   TEST_ADMIN_TOKEN,
   type RunningService,
 } from '../helpers/service.ts';
-import { verifyPassword } from '../../src/services/passwords.ts';
+import { verifyPassword } from '../../src/accounts/passwords.ts';
 
 const DB = 'admin_passwords';
 const PASSWORD = 'a long and secret passphrase 7';

@@ -20,8 +20,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Agent, request } from 'node:http';
+import { type IncomingMessage, type ServerResponse, Agent, request } from 'node:http';
 import {
   connect,
   createServer as createTcpServer,
@@ -33,8 +32,8 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { resolveFfmpeg } from '../../src/adapters/media/ffmpeg-path.ts';
-import { UNSUPPORTED_MEDIA_MESSAGE } from '../../src/adapters/media/probe.ts';
+import { resolveFfmpeg } from '../../src/platform/media/ffmpeg-path.ts';
+import { UNSUPPORTED_MEDIA_MESSAGE } from '../../src/platform/media/probe.ts';
 import { editorClient, editorUser, type Asset } from '../helpers/editor.ts';
 import { startMongo, type TestMongo } from '../helpers/mongo.ts';
 import { startService, type RunningService } from '../helpers/service.ts';

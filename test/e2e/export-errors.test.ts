@@ -33,7 +33,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
-import { resolveFfmpeg } from '../../src/adapters/media/ffmpeg-path.ts';
+import { resolveFfmpeg } from '../../src/platform/media/ffmpeg-path.ts';
 import {
   editorClient,
   editorUser,

@@ -5,7 +5,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { JOBS_STREAM } from '../../src/adapters/nats/job-poll-queue.ts';
+import { JOBS_STREAM } from '../../src/jobs/job-poll-queue.ts';
 import { startMongo, type TestMongo } from '../helpers/mongo.ts';
 import { startNats, skipWithoutNats, type TestNats } from '../helpers/nats.ts';
 import { startService, type RunningService } from '../helpers/service.ts';

@@ -21,8 +21,8 @@ import {
   type TestCa,
   type TestHttpsServer,
 } from '../helpers/tls.ts';
-import { resolveFfmpeg } from '../../src/adapters/media/ffmpeg-path.ts';
-import { INBOUND_IMAGE_MAX_BYTES } from '../../src/services/inbound-images.ts';
+import { resolveFfmpeg } from '../../src/platform/media/ffmpeg-path.ts';
+import { INBOUND_IMAGE_MAX_BYTES } from '../../src/jobs/inbound-images.ts';
 
 const SERVICE_ENV = {
   SANDBOX_VIDEO_MS: '300',

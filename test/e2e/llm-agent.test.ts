@@ -6,7 +6,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { startMongo, type TestMongo } from '../helpers/mongo.ts';
-import { startService, type RunningService } from '../helpers/service.ts';
+import { startService, type RunningService, type ApiAnswer } from '../helpers/service.ts';
 import {
   checkTurnAnswer,
   editorClient,
@@ -36,7 +36,6 @@ import {
   unauthorized,
   unknownTool,
 } from '../fakes/llm-scripts.ts';
-import type { ApiAnswer } from '../helpers/service.ts';
 
 const DB = 'llm_agent';
 const MODEL = 'fake-model-7';

@@ -14,7 +14,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { resolveFfmpeg } from '../../src/adapters/media/ffmpeg-path.ts';
+import { resolveFfmpeg } from '../../src/platform/media/ffmpeg-path.ts';
 import { probeMedia } from '../helpers/ffprobe.ts';
 import { editorClient } from '../helpers/editor.ts';
 import { download, jobsClient, type Job } from '../helpers/jobs.ts';

@@ -7,9 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient } from 'mongodb';
-import { newMediaId } from '../../src/domain/media-id.ts';
-import type { MediaStore, StoredMedia } from '../../src/ports/media-store.ts';
-import { createFsMediaStore, createGridFsMediaStore } from '../../src/adapters/storage/index.ts';
+import { newMediaId } from '../../src/platform/storage/media-id.ts';
+import type { MediaStore, StoredMedia } from '../../src/platform/storage/media-store.ts';
+import { createFsMediaStore } from '../../src/platform/storage/fs-store.ts';
+import { createGridFsMediaStore } from '../../src/platform/storage/gridfs-store.ts';
 import { startMongo, type TestMongo } from '../helpers/mongo.ts';
 import { startService, type RunningService } from '../helpers/service.ts';
 

@@ -21,7 +21,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { deflateSync, crc32 } from 'node:zlib';
-import { DEFAULT_PROVIDER_ENDPOINTS, type ProviderEndpoints } from '../../src/domain/models-catalog.ts';
+import { DEFAULT_PROVIDER_ENDPOINTS, type ProviderEndpoints } from '../../schemas/models-catalog.ts';
 
 /** What an endpoint does, which fixes its input rules and its output. */
 type EndpointKind = 'text-to-video' | 'image-to-video' | 'text-to-image' | 'image-edit';

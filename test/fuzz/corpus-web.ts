@@ -1,6 +1,6 @@
 // The corpus of the operator and browser families: the admin API, the dashboard's session API and pages, the
 // OAuth authorization server, the MCP endpoint (JSON-RPC, every tool with hostile arguments), and odd paths.
-import { SCOPES } from '../../src/domain/scopes.ts';
+import { SCOPES } from '../../schemas/scopes.ts';
 import {
   BROKEN_ENCODINGS,
   PRIVATE_WEBHOOK_URLS,

@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { resolveFfmpeg } from '../../src/adapters/media/ffmpeg-path.ts';
-import { SCOPES } from '../../src/domain/scopes.ts';
+import { resolveFfmpeg } from '../../src/platform/media/ffmpeg-path.ts';
+import { SCOPES } from '../../schemas/scopes.ts';
 import { adminClient, call, type RunningService } from '../helpers/service.ts';
 import { Browser } from '../helpers/browser-form.ts';
 import { editorClient, makeMedia } from '../helpers/editor.ts';

@@ -1,16 +1,12 @@
 import pino from 'pino';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { systemClock } from '../../src/ports/clock.ts';
-import { createJetStreamTransport } from '../../src/adapters/nats/actor-transport.ts';
-import {
-  createActorSystem,
-  createInProcessTransport,
-  type ActorKind,
-  type ActorSystem,
-  type AnyActorDefinition,
-} from '../../actors/index.ts';
-import { type ActorTransport } from '../../src/ports/actor-transport.ts';
-import type { EventBus } from '../../src/ports/event-bus.ts';
+import { systemClock } from '../../src/platform/core/clock.ts';
+import { createJetStreamTransport } from '../../src/platform/nats/actor-transport.ts';
+import { createActorSystem, type ActorKind, type ActorSystem } from '../../actors/runtime/system.ts';
+import { createInProcessTransport } from '../../actors/runtime/in-process.ts';
+import { type AnyActorDefinition } from '../../actors/runtime/define.ts';
+import { type ActorTransport } from '../../src/platform/core/actor-transport.ts';
+import type { EventBus } from '../../src/platform/core/event-bus.ts';
 
 /** The two transports every actor contract test runs on. */
 export type TransportName = 'in-process' | 'jetstream';

@@ -1,35 +1,28 @@
 import pino from 'pino';
-import { newId } from '../../src/domain/ids.ts';
-import type { KeyPrincipal } from '../../src/domain/principal.ts';
-import { connectMongo, type MongoConnection } from '../../src/adapters/mongo/connect.ts';
-import {
-  createMongoAssets,
-  createMongoCreditLedger,
-  createMongoEventHistory,
-  createMongoProjects,
-  createMongoThread,
-  createMongoUsers,
-} from '../../src/adapters/mongo/index.ts';
-import { createBuiltinAgent } from '../../src/adapters/agent/index.ts';
-import {
-  createActorSystem,
-  createInProcessEventBus,
-  createInProcessTransport,
-  projectActor,
-  projectCommands,
-  userActor,
-  userCredits,
-  type ActorSystem,
-} from '../../actors/index.ts';
-import { systemClock, type Clock } from '../../src/ports/clock.ts';
-import type { AgentModel } from '../../src/ports/agent-model.ts';
-import type { EventBus } from '../../src/ports/event-bus.ts';
-import type { MediaIntake } from '../../src/ports/media-intake.ts';
-import type { MediaStore } from '../../src/ports/media-store.ts';
-import { createEditorService } from '../../src/services/editor.ts';
-import { createEditorTurns } from '../../src/services/editor-turns.ts';
-import { createGeneratedAssets } from '../../src/services/generated-assets.ts';
-import { createTurnMedia } from '../../src/services/turn-media.ts';
+import { newId } from '../../src/platform/core/ids.ts';
+import type { KeyPrincipal } from '../../src/platform/http/principal.ts';
+import { connectMongo, type MongoConnection } from '../../src/platform/mongo/connect.ts';
+import { createMongoAssets } from '../../src/editor/mongo/assets.ts';
+import { createMongoCreditLedger } from '../../src/credits/mongo-ledger.ts';
+import { createMongoEventHistory } from '../../src/editor/mongo/event-history.ts';
+import { createMongoProjects } from '../../src/editor/mongo/projects.ts';
+import { createMongoThread } from '../../src/editor/mongo/thread.ts';
+import { createMongoUsers } from '../../src/accounts/mongo/users.ts';
+import { createBuiltinAgent } from '../../src/editor/agents/builtin.ts';
+import { createActorSystem, type ActorSystem } from '../../actors/runtime/system.ts';
+import { createInProcessEventBus } from '../../actors/runtime/event-bus.ts';
+import { createInProcessTransport } from '../../actors/runtime/in-process.ts';
+import { projectActor, projectCommands } from '../../actors/project.ts';
+import { userActor, userCredits } from '../../actors/user.ts';
+import { systemClock, type Clock } from '../../src/platform/core/clock.ts';
+import type { AgentModel } from '../../src/editor/agents/agent-model.ts';
+import type { EventBus } from '../../src/platform/core/event-bus.ts';
+import type { MediaIntake } from '../../src/platform/media/media-intake-port.ts';
+import type { MediaStore } from '../../src/platform/storage/media-store.ts';
+import { createEditorService } from '../../src/editor/editor-service.ts';
+import { createEditorTurns } from '../../src/editor/turns/editor-turns.ts';
+import { createGeneratedAssets } from '../../src/editor/generated-assets.ts';
+import { createTurnMedia } from '../../src/editor/turns/turn-media.ts';
 
 // The editor wired in this process, on a real MongoDB-wire server and the in-process actor transport: what
 // the service runs in single-node mode, without HTTP, the provider or ffmpeg (no media). For actor and
@@ -130,7 +123,7 @@ export async function startEditorStack(options: {
       progressIntervalMs: 1000,
       logger,
     }),
-    exports: { export: refuse },
+    exports: { export: refuse, failureCode: () => undefined },
     mediaUrl,
     nodeId: 'test-node',
     turnLeaseMs,

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { resolveFfmpeg } from '../../src/adapters/media/ffmpeg-path.ts';
+import { resolveFfmpeg } from '../../src/platform/media/ffmpeg-path.ts';
 import { adminClient, call, type ApiAnswer, type RunningService } from './service.ts';
-import type { ProjectEvent } from '../../src/ports/event-history.ts';
-import type { AssetView, ClipView } from '../../actors/index.ts';
+import type { ProjectEvent } from '../../actors/ports/event-history.ts';
+import type { AssetView, ClipView } from '../../actors/project-views.ts';
 
 // A small client of the editor API (spec §4.7, CONTRACT §4.1) for end-to-end tests: plain HTTP, as users call it.
 

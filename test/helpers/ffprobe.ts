@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { resolveFfmpeg } from '../../src/adapters/media/ffmpeg-path.ts';
+import { resolveFfmpeg } from '../../src/platform/media/ffmpeg-path.ts';
 
 const run = promisify(execFile);
 

@@ -1,5 +1,5 @@
-import { newJobRecord } from '../../src/services/jobs.ts';
-import type { JobRecord } from '../../src/ports/jobs-repository.ts';
+import { newJobRecord } from '../../src/jobs/jobs-service.ts';
+import type { JobRecord } from '../../src/jobs/ports/jobs-repository.ts';
 
 /**
  * A one-image text-to-image job record as the submit protocol writes it (`submitting`, 50 credits), for tests

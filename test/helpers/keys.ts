@@ -1,7 +1,7 @@
-import { generateApiKey } from '../../src/domain/api-key.ts';
-import { newId } from '../../src/domain/ids.ts';
-import type { Scope } from '../../src/domain/scopes.ts';
-import type { ApiKeyRecord } from '../../src/ports/api-keys-repository.ts';
+import { generateApiKey } from '../../src/accounts/api-key.ts';
+import { newId } from '../../src/platform/core/ids.ts';
+import type { Scope } from '../../schemas/scopes.ts';
+import type { ApiKeyRecord } from '../../src/accounts/ports/api-keys-repository.ts';
 
 /** A fresh API key and the record a repository would store for it (fixtures for tests below the HTTP API). */
 export function keyFixture(

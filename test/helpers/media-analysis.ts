@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { open } from 'node:fs/promises';
 import { promisify } from 'node:util';
-import { resolveFfmpeg } from '../../src/adapters/media/ffmpeg-path.ts';
+import { resolveFfmpeg } from '../../src/platform/media/ffmpeg-path.ts';
 
 const run = promisify(execFile);
 export const { ffmpeg, ffprobe } = resolveFfmpeg({

@@ -6,7 +6,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { crc32, deflateSync } from 'node:zlib';
-import { resolveFfmpeg } from '../../src/adapters/media/ffmpeg-path.ts';
+import { resolveFfmpeg } from '../../src/platform/media/ffmpeg-path.ts';
 
 const run = promisify(execFile);
 

@@ -3,10 +3,10 @@
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Db } from 'mongodb';
-import { systemClock } from '../../src/ports/clock.ts';
-import { createMongoCreditLedger } from '../../src/adapters/mongo/credit-ledger.ts';
-import { createMongoUsers } from '../../src/adapters/mongo/users.ts';
-import type { CreditLedger } from '../../src/ports/credit-ledger.ts';
+import { systemClock } from '../../src/platform/core/clock.ts';
+import { createMongoCreditLedger } from '../../src/credits/mongo-ledger.ts';
+import { createMongoUsers } from '../../src/accounts/mongo/users.ts';
+import type { CreditLedger } from '../../actors/ports/credit-ledger.ts';
 import { useMongoClient } from '../helpers/mongo.ts';
 
 describe('credit ledger (MongoDB)', () => {

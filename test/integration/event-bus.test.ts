@@ -5,9 +5,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { createInProcessEventBus } from '../../actors/index.ts';
-import { createNatsEventBus } from '../../src/adapters/nats/event-bus.ts';
-import type { EventBus } from '../../src/ports/event-bus.ts';
+import { createInProcessEventBus } from '../../actors/runtime/event-bus.ts';
+import { createNatsEventBus } from '../../src/platform/nats/event-bus.ts';
+import type { EventBus } from '../../src/platform/core/event-bus.ts';
 import { skipWithoutNats, startNats, type TestNats } from '../helpers/nats.ts';
 import { until } from '../helpers/wait.ts';
 

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import { createExportChildren } from '../../src/adapters/export/index.ts';
+import { createExportChildren } from '../../src/export/child-records.ts';
 
 const logger = pino({ level: 'silent' });
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -187,7 +187,7 @@ describe('export child records', () => {
     freshDir();
     const script = join(scratch, 'crashing-service.ts');
     // The script lives outside the repository: its imports are resolved here.
-    const module = JSON.stringify(join(root, 'src/adapters/export/index.ts'));
+    const module = JSON.stringify(join(root, 'src/export/child-records.ts'));
     const pinoUrl = JSON.stringify(import.meta.resolve('pino'));
     writeFileSync(
       script,

@@ -8,17 +8,13 @@ import { mkdtemp, open, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { resolveFfmpeg } from '../../src/adapters/media/ffmpeg-path.ts';
+import { resolveFfmpeg } from '../../src/platform/media/ffmpeg-path.ts';
 import { probeMedia } from '../helpers/ffprobe.ts';
-import {
-  exportCommand,
-  fastPathBlockers,
-  fastPathCommands,
-  pictureDurationSec,
-  type ExportPlan,
-  type ExportSource,
-  type ProgressUpdate,
-} from '../../workers/export/index.ts';
+import { exportCommand } from '../../workers/export/command.ts';
+import { fastPathBlockers, fastPathCommands } from '../../workers/export/fast-path.ts';
+import { pictureDurationSec } from '../../workers/export/picture-graph.ts';
+import { type ExportPlan, type ExportSource } from '../../workers/export/work-order.ts';
+import { type ProgressUpdate } from '../../workers/export/progress.ts';
 import { renderWithProgress } from '../helpers/ffmpeg-run.ts';
 
 const run = promisify(execFile);

@@ -8,14 +8,11 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import {
-  clipFrames,
-  exportCommand,
-  outputSize,
-  pictureTimeline,
-  type ExportPlan,
-  type ExportSource,
-} from '../../workers/export/index.ts';
+import { clipFrames } from '../../workers/export/picture-graph.ts';
+import { exportCommand } from '../../workers/export/command.ts';
+import { outputSize } from '../../workers/export/output-size.ts';
+import { pictureTimeline } from '../../workers/export/plan.ts';
+import { type ExportPlan, type ExportSource } from '../../workers/export/work-order.ts';
 import { renderWithProgress } from '../helpers/ffmpeg-run.ts';
 import {
   barWidths,

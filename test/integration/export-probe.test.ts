@@ -9,13 +9,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import {
-  probeExportSource,
-  UNSUPPORTED_MEDIA_MESSAGE,
-  type MediaProbeOptions,
-} from '../../src/adapters/media/index.ts';
-import { AppError } from '../../src/domain/errors.ts';
-import type { ExportSource } from '../../src/ports/export-pool.ts';
+import { probeExportSource } from '../../src/export/export-probe.ts';
+import { UNSUPPORTED_MEDIA_MESSAGE, type MediaProbeOptions } from '../../src/platform/media/probe.ts';
+import { AppError } from '../../src/platform/core/errors.ts';
+import type { ExportSource } from '../../workers/export/work-order.ts';
 import { ffmpeg, ffprobe, openEndedMdat } from '../helpers/media-analysis.ts';
 
 const run = promisify(execFile);

@@ -9,9 +9,11 @@ import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
-import { createExportPool, exportWorkerUrl } from '../../src/adapters/export/index.ts';
-import { resolveFfmpeg } from '../../src/adapters/media/ffmpeg-path.ts';
-import { outputSize, runFfmpeg, type ExportPlan, type ExportSource } from '../../workers/export/index.ts';
+import { createExportPool, exportWorkerUrl } from '../../src/export/pool.ts';
+import { resolveFfmpeg } from '../../src/platform/media/ffmpeg-path.ts';
+import { outputSize } from '../../workers/export/output-size.ts';
+import { runFfmpeg } from '../../workers/export/runner.ts';
+import { type ExportPlan, type ExportSource } from '../../workers/export/work-order.ts';
 
 const { ffmpeg } = resolveFfmpeg({
   ffmpegPath: process.env.FFMPEG_PATH,
@@ -172,11 +174,11 @@ describe('runFfmpeg', () => {
 describe('createExportPool', () => {
   it('finds the worker beside the pool both as TypeScript source and compiled into dist/', () => {
     assert.equal(
-      exportWorkerUrl('file:///app/src/adapters/export/pool.ts').href,
+      exportWorkerUrl('file:///app/src/export/pool.ts').href,
       'file:///app/workers/export/worker.ts',
     );
     assert.equal(
-      exportWorkerUrl('file:///app/dist/src/adapters/export/pool.js').href,
+      exportWorkerUrl('file:///app/dist/src/export/pool.js').href,
       'file:///app/dist/workers/export/worker.js',
     );
     assert.ok(existsSync(exportWorkerUrl()));

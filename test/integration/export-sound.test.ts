@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { resolveFfmpeg } from '../../src/adapters/media/ffmpeg-path.ts';
+import { resolveFfmpeg } from '../../src/platform/media/ffmpeg-path.ts';
 import { detectFilterSupport } from '../../workers/export/filter-support.ts';
 import type { ExportPlan, ExportSource, FilterSupport, SoundClip } from '../../workers/export/plan.ts';
 import { soundGraph } from '../../workers/export/sound-graph.ts';

@@ -7,13 +7,13 @@ import { mkdir, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { createExportWorkspaces } from '../../src/adapters/export/workspace.ts';
-import { unsupportedMedia } from '../../src/adapters/media/probe.ts';
-import { createFsMediaStore } from '../../src/adapters/storage/fs-store.ts';
-import { AppError } from '../../src/domain/errors.ts';
-import { newMediaId } from '../../src/domain/media-id.ts';
-import type { ExportSource } from '../../src/ports/export-pool.ts';
-import type { MediaStore } from '../../src/ports/media-store.ts';
+import { createExportWorkspaces } from '../../src/export/workspace.ts';
+import { unsupportedMedia } from '../../src/platform/media/probe.ts';
+import { createFsMediaStore } from '../../src/platform/storage/fs-store.ts';
+import { AppError } from '../../src/platform/core/errors.ts';
+import { newMediaId } from '../../src/platform/storage/media-id.ts';
+import type { ExportSource } from '../../workers/export/work-order.ts';
+import type { MediaStore } from '../../src/platform/storage/media-store.ts';
 
 const described: Omit<ExportSource, 'path'> = { demuxer: 'png_pipe', kind: 'image', durationSec: null };
 

@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Readable } from 'node:stream';
-import { createFalProvider, type FalProviderOptions } from '../../src/adapters/providers/fal.ts';
-import { DEFAULT_PROVIDER_ENDPOINTS, type ProviderEndpoints } from '../../src/domain/models-catalog.ts';
+import { createFalProvider, type FalProviderOptions } from '../../src/jobs/providers/fal.ts';
+import { DEFAULT_PROVIDER_ENDPOINTS, type ProviderEndpoints } from '../../schemas/models-catalog.ts';
 import {
   ProviderRejection,
   type Generation,
@@ -13,7 +13,7 @@ import {
   type MediaProvider,
   type ProviderHandle,
   type VideoGeneration,
-} from '../../src/ports/media-provider.ts';
+} from '../../src/jobs/ports/media-provider.ts';
 import { startFakeFal, tinyPng, type FakeFal } from '../fakes/fal-queue-server.ts';
 
 const KEY = 'fal-test-key-3f9c2e71d0a84b56';

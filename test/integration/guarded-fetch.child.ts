@@ -3,12 +3,9 @@
 import { createInterface } from 'node:readline';
 import type { LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
-import {
-  createGuardedFetch,
-  FetchRefused,
-  type GuardedFetchOptions,
-  type TargetPolicy,
-} from '../../src/adapters/net/index.ts';
+import { createGuardedFetch, type GuardedFetchOptions } from '../../src/platform/net/guarded-fetch.ts';
+import { FetchRefused } from '../../src/platform/net/fetch-refused.ts';
+import { type TargetPolicy } from '../../src/platform/net/checked-target.ts';
 
 /** One fetch to run; `publicAddresses` / `hosts` replace the address policy / DNS when present. */
 export interface ChildRequest {

@@ -9,12 +9,12 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import {
   createGuardedFetch,
-  FetchRefused,
   guardedGet,
   guardedGetStream,
   guardedPost,
   type GuardedFetchOptions,
-} from '../../src/adapters/net/index.ts';
+} from '../../src/platform/net/guarded-fetch.ts';
+import { FetchRefused } from '../../src/platform/net/fetch-refused.ts';
 import {
   createSelfSignedCert,
   createTestCa,

@@ -7,11 +7,11 @@ import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
-import { createNatsEventBus, eventSubject } from '../../src/adapters/nats/event-bus.ts';
-import { createJetStreamEventHistory } from '../../src/adapters/nats/event-history.ts';
-import { EVENTS_STREAM, ensureEventsStream } from '../../src/adapters/nats/events-stream.ts';
-import type { EventBus } from '../../src/ports/event-bus.ts';
-import type { EventHistory, ProjectEvent } from '../../src/ports/event-history.ts';
+import { createNatsEventBus, eventSubject } from '../../src/platform/nats/event-bus.ts';
+import { createJetStreamEventHistory } from '../../src/editor/jetstream-event-history.ts';
+import { EVENTS_STREAM, ensureEventsStream } from '../../src/editor/events-stream.ts';
+import type { EventBus } from '../../src/platform/core/event-bus.ts';
+import type { EventHistory, ProjectEvent } from '../../actors/ports/event-history.ts';
 import { skipWithoutNats, startNats, type TestNats } from '../helpers/nats.ts';
 import { until } from '../helpers/wait.ts';
 

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { createJetStreamPollQueue, JOBS_STREAM } from '../../src/adapters/nats/job-poll-queue.ts';
-import type { PollVerdict } from '../../src/ports/work-scheduler.ts';
+import { createJetStreamPollQueue, JOBS_STREAM } from '../../src/jobs/job-poll-queue.ts';
+import type { PollVerdict } from '../../src/platform/scheduling/work-scheduler.ts';
 import { startNats, skipWithoutNats, type TestNats } from '../helpers/nats.ts';
 
 const INTERVAL_MS = 100;

@@ -7,10 +7,10 @@ import Type from 'typebox';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createMcpEndpoint } from '../../src/mcp/endpoint.ts';
-import { ToolError, defineTool } from '../../src/mcp/tool.ts';
-import { AppError } from '../../src/domain/errors.ts';
-import type { KeyPrincipal } from '../../src/domain/principal.ts';
-import type { McpSessionRecord, McpSessionsRepository } from '../../src/ports/mcp-sessions.ts';
+import { ToolError, defineTool } from '../../src/platform/mcp-tool/tool.ts';
+import { AppError } from '../../src/platform/core/errors.ts';
+import type { KeyPrincipal } from '../../src/platform/http/principal.ts';
+import type { McpSessionRecord, McpSessionsRepository } from '../../src/mcp/mcp-sessions.ts';
 import pino from 'pino';
 
 const BASE = 'http://127.0.0.1:9';

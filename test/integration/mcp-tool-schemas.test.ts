@@ -8,12 +8,12 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Progress, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { CreateProjectRequest } from '../../schemas/editor.ts';
-import { DEFAULT_PROVIDER_ENDPOINTS } from '../../src/domain/models-catalog.ts';
-import type { KeyPrincipal } from '../../src/domain/principal.ts';
+import { DEFAULT_PROVIDER_ENDPOINTS } from '../../schemas/models-catalog.ts';
+import type { KeyPrincipal } from '../../src/platform/http/principal.ts';
 import { createMcpEndpoint } from '../../src/mcp/endpoint.ts';
-import { createMcpTools, type McpToolDeps } from '../../src/mcp/index.ts';
-import type { McpSessionRecord } from '../../src/ports/mcp-sessions.ts';
-import { buildModelsCatalog } from '../../src/services/models-catalog.ts';
+import { createMcpTools, type McpToolDeps } from '../../src/mcp/tools.ts';
+import type { McpSessionRecord } from '../../src/mcp/mcp-sessions.ts';
+import { buildModelsCatalog } from '../../src/jobs/models-catalog.ts';
 
 const BASE = 'http://127.0.0.1:9';
 const NOW = '2026-11-24T12:00:00.000Z';

@@ -5,10 +5,11 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { AppError } from '../../src/domain/errors.ts';
-import { newMediaId } from '../../src/domain/media-id.ts';
-import type { MediaStore } from '../../src/ports/media-store.ts';
-import { createFsMediaStore, createGridFsMediaStore } from '../../src/adapters/storage/index.ts';
+import { AppError } from '../../src/platform/core/errors.ts';
+import { newMediaId } from '../../src/platform/storage/media-id.ts';
+import type { MediaStore } from '../../src/platform/storage/media-store.ts';
+import { createFsMediaStore } from '../../src/platform/storage/fs-store.ts';
+import { createGridFsMediaStore } from '../../src/platform/storage/gridfs-store.ts';
 import { useMongoClient } from '../helpers/mongo.ts';
 
 /** A store under test and a snapshot of everything it keeps underneath (to prove nothing was left). */

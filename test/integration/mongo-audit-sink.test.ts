@@ -2,8 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Db } from 'mongodb';
 import { useMongoClient } from '../helpers/mongo.ts';
-import type { AuditEntry } from '../../src/ports/audit-sink.ts';
-import { AUDIT_COLLECTION, createMongoAuditSink } from '../../src/adapters/mongo/audit-sink.ts';
+import type { AuditEntry } from '../../src/platform/audit/audit-sink.ts';
+import { AUDIT_COLLECTION, createMongoAuditSink } from '../../src/platform/audit/mongo-sink.ts';
 
 const mongo = useMongoClient();
 let dbCounter = 0;

@@ -3,14 +3,14 @@
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { BSON, type Db } from 'mongodb';
-import { createMongoProjects } from '../../src/adapters/mongo/projects.ts';
-import { createMongoAssets } from '../../src/adapters/mongo/assets.ts';
-import { createMongoThread } from '../../src/adapters/mongo/thread.ts';
-import { createMongoEventHistory } from '../../src/adapters/mongo/event-history.ts';
-import type { ProjectRecord, ProjectsRepository } from '../../src/ports/projects-repository.ts';
-import type { AssetRecord, AssetsRepository } from '../../src/ports/assets-repository.ts';
-import type { MessageRecord, ThreadRepository } from '../../src/ports/thread-repository.ts';
-import type { EventHistory, ProjectEvent } from '../../src/ports/event-history.ts';
+import { createMongoProjects } from '../../src/editor/mongo/projects.ts';
+import { createMongoAssets } from '../../src/editor/mongo/assets.ts';
+import { createMongoThread } from '../../src/editor/mongo/thread.ts';
+import { createMongoEventHistory } from '../../src/editor/mongo/event-history.ts';
+import type { ProjectRecord, ProjectsRepository } from '../../actors/ports/projects-repository.ts';
+import type { AssetRecord, AssetsRepository } from '../../actors/ports/assets-repository.ts';
+import type { MessageRecord, ThreadRepository } from '../../actors/ports/thread-repository.ts';
+import type { EventHistory, ProjectEvent } from '../../actors/ports/event-history.ts';
 import { useMongoClient } from '../helpers/mongo.ts';
 
 const t0 = new Date('2026-11-21T00:00:00Z');

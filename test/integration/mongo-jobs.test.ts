@@ -6,10 +6,10 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient, type CommandStartedEvent } from 'mongodb';
-import { connectMongo, detectMongoServer, type MongoConnection } from '../../src/adapters/mongo/connect.ts';
-import { createMongoJobs } from '../../src/adapters/mongo/jobs.ts';
-import { jobsOnServer } from '../../src/adapters/mongo/jongodb-serial.ts';
-import type { JobRecord, JobsRepository } from '../../src/ports/jobs-repository.ts';
+import { connectMongo, detectMongoServer, type MongoConnection } from '../../src/platform/mongo/connect.ts';
+import { createMongoJobs } from '../../src/jobs/mongo-jobs.ts';
+import { jobsOnServer } from '../../src/jobs/mongo-jobs.ts';
+import type { JobRecord, JobsRepository } from '../../src/jobs/ports/jobs-repository.ts';
 import { useMongoClient } from '../helpers/mongo.ts';
 import { imageJobRecord } from '../helpers/job-records.ts';
 

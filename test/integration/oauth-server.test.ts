@@ -6,13 +6,13 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { MongoClient } from 'mongodb';
 import { startMongo, type TestMongo } from '../helpers/mongo.ts';
-import { createMongoOAuthStore } from '../../src/adapters/mongo/oauth-store.ts';
+import { createMongoOAuthStore } from '../../src/accounts/mongo/oauth-store.ts';
 import {
   OAuthError,
   createOAuthServer,
   type AuthorizationRequest,
   type OAuthServer,
-} from '../../src/services/oauth.ts';
+} from '../../src/accounts/oauth/oauth-server.ts';
 
 const ISSUER = 'https://media.example.com';
 const RESOURCE = `${ISSUER}/api/mcp`;

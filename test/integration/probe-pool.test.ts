@@ -10,14 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import {
-  createProbePool,
-  probeExportSource,
-  UNSUPPORTED_MEDIA_MESSAGE,
-  type MediaProbeOptions,
-  type ProbePool,
-} from '../../src/adapters/media/index.ts';
-import { AppError } from '../../src/domain/errors.ts';
+import { createProbePool, type ProbePool } from '../../src/export/probe-pool.ts';
+import { probeExportSource } from '../../src/export/export-probe.ts';
+import { UNSUPPORTED_MEDIA_MESSAGE, type MediaProbeOptions } from '../../src/platform/media/probe.ts';
+import { AppError } from '../../src/platform/core/errors.ts';
 import { ffmpeg, ffprobe, openEndedMdat } from '../helpers/media-analysis.ts';
 
 const run = promisify(execFile);

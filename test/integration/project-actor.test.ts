@@ -3,11 +3,12 @@
 // leases, and project deletion failing a running turn. The same actor runs over JetStream in the cluster tests.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createManualClock } from '../../src/ports/clock.ts';
-import type { AppError } from '../../src/domain/errors.ts';
-import { newId } from '../../src/domain/ids.ts';
-import type { ProjectEvent } from '../../src/ports/event-history.ts';
-import { actorTopic, PROJECT_ACTOR } from '../../actors/index.ts';
+import { createManualClock } from '../../src/platform/core/clock.ts';
+import type { AppError } from '../../src/platform/core/errors.ts';
+import { newId } from '../../src/platform/core/ids.ts';
+import type { ProjectEvent } from '../../actors/ports/event-history.ts';
+import { actorTopic } from '../../actors/runtime/define.ts';
+import { PROJECT_ACTOR } from '../../actors/project.ts';
 import { startMongo, type TestMongo } from '../helpers/mongo.ts';
 import { addBareImage, startEditorStack, type EditorStack } from '../helpers/editor-stack.ts';
 

@@ -8,13 +8,13 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { MongoClient } from 'mongodb';
-import { resolveFfmpeg } from '../../src/adapters/media/ffmpeg-path.ts';
-import { createSandboxProvider } from '../../src/adapters/providers/sandbox/provider.ts';
-import { createSandboxRenderer } from '../../src/adapters/providers/sandbox/render.ts';
-import { createFsMediaStore } from '../../src/adapters/storage/fs-store.ts';
-import { DEFAULT_PROVIDER_ENDPOINTS } from '../../src/domain/models-catalog.ts';
-import { systemClock } from '../../src/ports/clock.ts';
-import type { Generation, ProviderHandle } from '../../src/ports/media-provider.ts';
+import { resolveFfmpeg } from '../../src/platform/media/ffmpeg-path.ts';
+import { createSandboxProvider } from '../../src/jobs/providers/sandbox/provider.ts';
+import { createSandboxRenderer } from '../../src/jobs/providers/sandbox/render.ts';
+import { createFsMediaStore } from '../../src/platform/storage/fs-store.ts';
+import { DEFAULT_PROVIDER_ENDPOINTS } from '../../schemas/models-catalog.ts';
+import { systemClock } from '../../src/platform/core/clock.ts';
+import type { Generation, ProviderHandle } from '../../src/jobs/ports/media-provider.ts';
 import { startMongo, type TestMongo } from '../helpers/mongo.ts';
 
 const video = (prompt: string): Generation => ({

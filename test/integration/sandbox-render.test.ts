@@ -7,13 +7,13 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fontFile, isRecentFfmpegVersion, resolveFfmpeg } from '../../src/adapters/media/ffmpeg-path.ts';
-import { imageDimensions, videoDimensions } from '../../src/adapters/providers/sandbox/dimensions.ts';
+import { fontFile, isRecentFfmpegVersion, resolveFfmpeg } from '../../src/platform/media/ffmpeg-path.ts';
+import { imageDimensions, videoDimensions } from '../../src/jobs/providers/sandbox/dimensions.ts';
 import {
   createSandboxRenderer,
   RenderError,
   type SandboxRenderer,
-} from '../../src/adapters/providers/sandbox/render.ts';
+} from '../../src/jobs/providers/sandbox/render.ts';
 import { probeMedia, type ProbedMedia } from '../helpers/ffprobe.ts';
 
 const { ffmpeg } = resolveFfmpeg({

@@ -3,20 +3,20 @@ import assert from 'node:assert/strict';
 import pino from 'pino';
 import { keyFixture } from '../helpers/keys.ts';
 import { startMongo, type TestMongo } from '../helpers/mongo.ts';
-import { connectMongo, type MongoConnection } from '../../src/adapters/mongo/connect.ts';
-import { createMongoApiKeys } from '../../src/adapters/mongo/api-keys.ts';
-import type { AuditEntry, AuditQuery, AuditSink } from '../../src/ports/audit-sink.ts';
-import { systemClock } from '../../src/ports/clock.ts';
-import { RollingWindowLimiter } from '../../src/domain/rolling-window.ts';
-import { SCOPES, normaliseScopes, type Scope } from '../../src/domain/scopes.ts';
-import { createPipeline } from '../../src/http/pipeline.ts';
-import { createMetricsRegistry } from '../../src/observability/metrics.ts';
-import { reply, type RouteDefinition } from '../../src/http/route.ts';
-import { Router } from '../../src/http/router.ts';
-import { startHttpServer, type HttpServer } from '../../src/http/server.ts';
-import { createAuditLog, type AuditLog } from '../../src/services/audit-log.ts';
-import { createAuthenticator } from '../../src/services/authenticator.ts';
-import type { ApiKeysRepository } from '../../src/ports/api-keys-repository.ts';
+import { connectMongo, type MongoConnection } from '../../src/platform/mongo/connect.ts';
+import { createMongoApiKeys } from '../../src/accounts/mongo/api-keys.ts';
+import type { AuditEntry, AuditQuery, AuditSink } from '../../src/platform/audit/audit-sink.ts';
+import { systemClock } from '../../src/platform/core/clock.ts';
+import { RollingWindowLimiter } from '../../src/platform/core/rolling-window.ts';
+import { SCOPES, normaliseScopes, type Scope } from '../../schemas/scopes.ts';
+import { createPipeline } from '../../src/platform/http/pipeline.ts';
+import { createMetricsRegistry } from '../../src/platform/observability/metrics.ts';
+import { reply, type RouteDefinition } from '../../src/platform/http/route.ts';
+import { Router } from '../../src/platform/http/router.ts';
+import { startHttpServer, type HttpServer } from '../../src/platform/http/server.ts';
+import { createAuditLog, type AuditLog } from '../../src/platform/audit/audit-log.ts';
+import { createAuthenticator } from '../../src/accounts/authenticator.ts';
+import type { ApiKeysRepository } from '../../src/accounts/ports/api-keys-repository.ts';
 
 /** An in-memory audit sink that keeps every entry it is given, in order. */
 class MemoryAuditSink implements AuditSink {

@@ -7,9 +7,9 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { until } from '../helpers/wait.ts';
 import { readFileSync } from 'node:fs';
-import { niceAutogroup, tiedToThisThread } from '../../src/processes/tied-child.ts';
+import { niceAutogroup, tiedToThisThread } from '../../src/platform/core/tied-child.ts';
 
-const TIED_CHILD = fileURLToPath(new URL('../../src/processes/tied-child.ts', import.meta.url));
+const TIED_CHILD = fileURLToPath(new URL('../../src/platform/core/tied-child.ts', import.meta.url));
 
 /**
  * A Node process that starts `sleep 60` (tied, or not) and prints the sleeper's pid. In `ownGroup` it leads a

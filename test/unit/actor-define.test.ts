@@ -1,14 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import Type from 'typebox';
-import {
-  actorClient,
-  createInProcessEventBus,
-  defineActor,
-  resolveSettings,
-  DEFAULT_ACTOR_SETTINGS,
-  type ActorSystem,
-} from '../../actors/index.ts';
+import { actorClient } from '../../actors/runtime/client.ts';
+import { createInProcessEventBus } from '../../actors/runtime/event-bus.ts';
+import { defineActor, resolveSettings, DEFAULT_ACTOR_SETTINGS } from '../../actors/runtime/define.ts';
+import { type ActorSystem } from '../../actors/runtime/system.ts';
 
 const counter = defineActor<null>()({
   kind: 'counter',

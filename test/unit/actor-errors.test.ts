@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { AppError } from '../../src/domain/errors.ts';
-import { classifyHandlerError } from '../../actors/index.ts';
+import { AppError } from '../../src/platform/core/errors.ts';
+import { classifyHandlerError } from '../../src/platform/core/actor-errors.ts';
 
 const named = (name: string, extra: Record<string, unknown> = {}) =>
   Object.assign(new Error(name), { name }, extra);

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { fnv1a32, partitionOf } from '../../actors/index.ts';
+import { fnv1a32, partitionOf } from '../../src/platform/core/actor-partition.ts';
 
 describe('actor partitions', () => {
   it('hashes with 32-bit FNV-1a (published test vectors)', () => {

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { isPublicAddress } from '../../src/domain/address-policy.ts';
+import { isPublicAddress } from '../../src/platform/net/address-policy.ts';
 
 function assertAll(addresses: string[], expected: boolean): void {
   const wrong = addresses.filter((ip) => isPublicAddress(ip) !== expected);

@@ -1,175 +1,122 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync, existsSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import {
+  doorViolations,
+  importCycles,
+  importsOf,
+  missingPlaces,
+  orderViolations,
+  placeOf,
+  purityViolations,
+  readTree,
+  unmappedSrcFolders,
+  type SourceFile,
+} from '../helpers/layer-map.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const DRIVERS = [/^mongodb$/, /^@nats-io\//, /^uWebSockets\.js$/, /^piscina$/];
-// Domain code, actor handler code and export graph builders stay pure (DESIGN.md §1).
-const PURE_PLACES = ['src/domain', 'actors', 'workers/export/graph'];
+const tree = readTree(ROOT);
 
-function sourceFiles(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir).flatMap((entry) => {
-    const path = join(dir, entry);
-    if (statSync(path).isDirectory()) return sourceFiles(path);
-    return /\.(ts|js|mjs)$/.test(entry) ? [path] : [];
-  });
-}
-
-/**
- * The layers and which layers each may import (DESIGN.md §1, §5.1): data flows one way, edge → service →
- * actor/port → adapter, and only the wiring (features, app) sees everything. A layer may always import itself.
- */
-const WIRING = [
-  'domain',
-  'processes',
-  'ports',
-  'schemas',
-  'actors',
-  'services',
-  'adapters',
-  'http',
-  'mcp',
-  'observability',
-  'config',
-  'logger',
-  'workers',
-];
-const LAYERS: Record<string, readonly string[]> = {
-  domain: [],
-  ports: ['domain'],
-  schemas: ['domain'],
-  logger: ['domain'],
-  config: ['domain', 'schemas'],
-  observability: ['domain', 'ports'],
-  actors: ['domain', 'ports', 'schemas'],
-  // Child processes that die with their parent: for the adapters and workers that run ffmpeg and jongodb.
-  processes: [],
-  workers: ['domain', 'ports', 'schemas', 'processes'],
-  services: ['domain', 'ports', 'schemas', 'actors'],
-  adapters: ['domain', 'ports', 'schemas', 'actors', 'processes'],
-  http: ['domain', 'ports', 'schemas', 'services', 'observability'],
-  // The MCP server: an edge like http, over the same services.
-  mcp: ['domain', 'ports', 'schemas', 'services'],
-  features: WIRING,
-  app: [...WIRING, 'features'],
-  cli: ['domain', 'config', 'app', 'logger'],
-  // src/index.ts: the barrel of the whole service.
-  index: [
-    'app',
-    'config',
-    'logger',
-    'adapters',
-    'cli',
-    'domain',
-    'features',
-    'http',
-    'mcp',
-    'observability',
-    'ports',
-    'processes',
-    'services',
-  ],
-};
-
-/** The layer of a source file: its folder under src/ (or the file itself for src/*.ts), else its top folder. */
-export function layerOf(file: string): string {
-  const parts = relative(ROOT, file).split(/[\\/]/);
-  if (parts[0] === 'src') return parts.length === 2 ? parts[1]!.replace(/\.ts$/, '') : parts[1]!;
-  return parts[0]!;
-}
-
-/** Every module specifier a file imports, statically or dynamically. */
-export function importsOf(source: string): string[] {
-  const found: string[] = [];
-  const patterns = [
-    /\bfrom\s+['"]([^'"]+)['"]/g,
-    /\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)/g,
-    /\bimport\s+['"]([^'"]+)['"]/g,
-  ];
-  for (const pattern of patterns) for (const match of source.matchAll(pattern)) found.push(match[1]!);
-  return found;
-}
-
-describe('architecture', () => {
-  it('keeps drivers out of domain code, actor handlers and export graph builders', () => {
-    const offenders: string[] = [];
-    for (const place of PURE_PLACES) {
-      for (const file of sourceFiles(join(ROOT, place))) {
-        for (const specifier of importsOf(readFileSync(file, 'utf8'))) {
-          if (DRIVERS.some((driver) => driver.test(specifier)))
-            offenders.push(`${relative(ROOT, file)} imports ${specifier}`);
-        }
-      }
-    }
-    assert.deepEqual(offenders, []);
+describe('the layer map (docs/architecture.md)', () => {
+  it('finds every folder it names, and every slice has its door', () => {
+    assert.deepEqual(missingPlaces(ROOT), []);
+    assert.ok(
+      tree.some(({ file }) => file.startsWith('web/src/')),
+      'the dashboard is covered',
+    );
   });
 
-  it('detects a driver import in any of its forms', () => {
-    assert.deepEqual(importsOf(`import { MongoClient } from 'mongodb';`), ['mongodb']);
-    assert.deepEqual(importsOf(`const m = await import('@nats-io/jetstream');`), ['@nats-io/jetstream']);
-    assert.deepEqual(importsOf(`import 'uWebSockets.js';`), ['uWebSockets.js']);
-    assert.deepEqual(importsOf(`export { x } from "piscina";`), ['piscina']);
+  it('knows every folder of src/ as a slice', () => {
+    assert.deepEqual(unmappedSrcFolders(ROOT), []);
   });
 
-  it('keeps every import inside the layer matrix', () => {
-    const offenders: string[] = [];
-    const places = ['src', 'actors', 'schemas', 'workers'].flatMap((top) => sourceFiles(join(ROOT, top)));
-    for (const file of places) {
-      const from = layerOf(file);
-      const allowed = LAYERS[from];
-      if (!allowed) {
-        offenders.push(`${relative(ROOT, file)} is in no layer (${from})`);
-        continue;
-      }
-      for (const specifier of importsOf(readFileSync(file, 'utf8'))) {
-        if (!specifier.startsWith('.')) continue;
-        const to = layerOf(resolve(dirname(file), specifier));
-        if (to !== from && !allowed.includes(to))
-          offenders.push(`${relative(ROOT, file)} (${from}) imports ${specifier} (${to})`);
-      }
-    }
-    assert.deepEqual(offenders, []);
+  it('keeps every import inside the slice order', () => {
+    assert.deepEqual(orderViolations(tree), []);
   });
 
-  it('gives every folder a barrel (index.ts; lint keeps each one complete)', () => {
-    const folders = (dir: string): string[] =>
-      readdirSync(dir)
-        .map((entry) => join(dir, entry))
-        .filter((path) => statSync(path).isDirectory())
-        .flatMap((path) => [path, ...folders(path)]);
-    const missing = ['src', 'actors', 'schemas', 'workers']
-      .flatMap((top) => [join(ROOT, top), ...folders(join(ROOT, top))])
-      .filter((folder) => !existsSync(join(folder, 'index.ts')))
-      .map((folder) => relative(ROOT, folder));
-    assert.deepEqual(missing, []);
+  it('lets places meet only through their doors', () => {
+    assert.deepEqual(doorViolations(tree), []);
   });
 
-  it('places files in layers by folder', () => {
-    assert.equal(layerOf(join(ROOT, 'src/services/jobs.ts')), 'services');
-    assert.equal(layerOf(join(ROOT, 'src/adapters/mongo/jobs.ts')), 'adapters');
-    assert.equal(layerOf(join(ROOT, 'src/config.ts')), 'config');
-    assert.equal(layerOf(join(ROOT, 'actors/runtime/system.ts')), 'actors');
-    assert.equal(layerOf(join(ROOT, 'schemas/jobs.ts')), 'schemas');
+  it('has no import cycle, type-only imports included', () => {
+    assert.deepEqual(importCycles(tree), []);
+  });
+
+  it('keeps drivers out of schemas, the platform core, actors, workers and the dashboard', () => {
+    assert.deepEqual(purityViolations(tree), []);
   });
 
   it('loads the native uWebSockets.js binding only in the HTTP front', () => {
-    const offenders = ['src', 'actors', 'schemas', 'workers']
-      .flatMap((top) => sourceFiles(join(ROOT, top)))
-      .filter((file) => !file.endsWith(join('src', 'http', 'server.ts')) && !file.endsWith('index.ts'))
-      .filter((file) => importsOf(readFileSync(file, 'utf8')).includes('uWebSockets.js'))
-      .map((file) => relative(ROOT, file));
+    const offenders = tree
+      .filter(({ imports }) => imports.includes('uWebSockets.js'))
+      .map(({ file }) => file)
+      .filter((file) => file !== 'src/platform/http/server.ts');
     assert.deepEqual(offenders, []);
   });
 
-  it('reads process.env only in src/config.ts', () => {
-    const offenders = sourceFiles(join(ROOT, 'src'))
-      .concat(sourceFiles(join(ROOT, 'actors')), sourceFiles(join(ROOT, 'workers')))
-      .filter((file) => !file.endsWith(join('src', 'config.ts')))
-      .filter((file) => /process\.env\b/.test(readFileSync(file, 'utf8')))
-      .map((file) => relative(ROOT, file));
+  it('reads process.env only in the configuration module', () => {
+    const offenders = tree
+      .map(({ file }) => file)
+      .filter((file) => !file.startsWith('web/') && file !== 'src/platform/config.ts')
+      .filter((file) => /process\.env\b/.test(readFileSync(join(ROOT, file), 'utf8')));
     assert.deepEqual(offenders, []);
+  });
+});
+
+describe('the layer map fails on a planted violation of each rule', () => {
+  const planted = (file: string, ...imports: string[]): SourceFile[] => [{ file, imports }];
+
+  it('places files by folder', () => {
+    assert.equal(placeOf('src/jobs/jobs-service.ts'), 'jobs');
+    assert.equal(placeOf('src/platform/core/errors.ts'), 'core');
+    assert.equal(placeOf('src/platform/http/server.ts'), 'platform');
+    assert.equal(placeOf('actors/runtime/system.ts'), 'actors');
+    assert.equal(placeOf('web/src/app.tsx'), 'web');
+  });
+
+  it('an import against the order', () => {
+    assert.equal(orderViolations(planted('src/jobs/x.ts', 'src/editor/index.ts')).length, 1);
+    assert.equal(orderViolations(planted('src/webhooks/x.ts', 'src/editor/index.ts')).length, 1);
+    assert.equal(orderViolations(planted('src/platform/x.ts', 'src/credits/index.ts')).length, 1);
+    assert.equal(orderViolations(planted('actors/x.ts', 'src/platform/index.ts')).length, 1);
+    assert.equal(orderViolations(planted('schemas/x.ts', 'src/platform/core/index.ts')).length, 1);
+    assert.equal(orderViolations(planted('web/src/x.ts', 'src/editor/index.ts')).length, 1);
+    assert.equal(orderViolations(planted('src/stray.ts', 'src/jobs/index.ts')).length, 1);
+    assert.deepEqual(orderViolations(planted('src/editor/x.ts', 'src/jobs/index.ts', 'actors/index.ts')), []);
+  });
+
+  it('an import past a door', () => {
+    assert.equal(doorViolations(planted('src/editor/x.ts', 'src/jobs/jobs-service.ts')).length, 1);
+    assert.equal(doorViolations(planted('src/editor/x.ts', 'src/platform/core/errors.ts')).length, 1);
+    assert.equal(doorViolations(planted('actors/x.ts', 'src/platform/core/errors.ts')).length, 1);
+    assert.equal(doorViolations(planted('src/export/x.ts', 'workers/export/plan.ts')).length, 1);
+    assert.deepEqual(doorViolations(planted('src/editor/x.ts', 'src/jobs/index.ts', 'schemas/jobs.ts')), []);
+  });
+
+  it('a cycle, however long', () => {
+    const cycle = [
+      { file: 'src/jobs/a.ts', imports: ['src/jobs/b.ts'] },
+      { file: 'src/jobs/b.ts', imports: ['src/jobs/c.ts'] },
+      { file: 'src/jobs/c.ts', imports: ['src/jobs/a.ts'] },
+      { file: 'src/jobs/d.ts', imports: ['src/jobs/a.ts'] },
+    ];
+    assert.deepEqual(importCycles(cycle), [['src/jobs/a.ts', 'src/jobs/b.ts', 'src/jobs/c.ts']]);
+    assert.deepEqual(importCycles(cycle.slice(0, 2)), []);
+  });
+
+  it('a driver in a pure place', () => {
+    assert.equal(purityViolations(planted('actors/x.ts', 'mongodb')).length, 1);
+    assert.equal(purityViolations(planted('src/platform/core/x.ts', '@nats-io/jetstream')).length, 1);
+    assert.equal(purityViolations(planted('workers/export/x.ts', 'piscina')).length, 1);
+    assert.deepEqual(purityViolations(planted('src/platform/mongo/x.ts', 'mongodb')), []);
+  });
+
+  it('reads imports in every form, type-only included', () => {
+    assert.deepEqual(importsOf(`import type { A } from './a.ts';`), ['./a.ts']);
+    assert.deepEqual(importsOf(`const m = await import('@nats-io/jetstream');`), ['@nats-io/jetstream']);
+    assert.deepEqual(importsOf(`import 'uWebSockets.js';`), ['uWebSockets.js']);
+    assert.deepEqual(importsOf(`export { x } from "piscina";`), ['piscina']);
   });
 });

@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import type { AuditEntry, AuditSink } from '../../src/ports/audit-sink.ts';
-import { createAuditLog, type AuditLogOptions } from '../../src/services/audit-log.ts';
+import type { AuditEntry, AuditSink } from '../../src/platform/audit/audit-sink.ts';
+import { createAuditLog, type AuditLogOptions } from '../../src/platform/audit/audit-log.ts';
 
 interface FakeSink extends AuditSink {
   batches: AuditEntry[][];

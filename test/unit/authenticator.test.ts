@@ -5,12 +5,12 @@ import {
   INVALID_KEY,
   MISSING_AUTHORIZATION,
   type Authenticator,
-} from '../../src/services/authenticator.ts';
-import { createManualClock } from '../../src/ports/clock.ts';
+} from '../../src/accounts/authenticator.ts';
+import { createManualClock } from '../../src/platform/core/clock.ts';
 import { keyFixture } from '../helpers/keys.ts';
-import { generateApiKey } from '../../src/domain/api-key.ts';
-import { AppError } from '../../src/domain/errors.ts';
-import type { ApiKeyRecord, ApiKeysRepository } from '../../src/ports/api-keys-repository.ts';
+import { generateApiKey } from '../../src/accounts/api-key.ts';
+import { AppError } from '../../src/platform/core/errors.ts';
+import type { ApiKeyRecord, ApiKeysRepository } from '../../src/accounts/ports/api-keys-repository.ts';
 
 function fakeKeys() {
   const records = new Map<string, ApiKeyRecord>();

@@ -2,16 +2,15 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Compile } from 'typebox/compile';
 import { AGENT_TOOLS, MEDIA_TOOLS, type AgentToolName } from '../../schemas/agent-tools.ts';
-import type { AgentAsset, AgentTools, ToolOutcome } from '../../src/ports/agent-model.ts';
+import type { AgentAsset, AgentTools, ToolOutcome } from '../../src/editor/agents/agent-model.ts';
+import { createBuiltinAgent } from '../../src/editor/agents/builtin.ts';
+import { parseDirectorIntent } from '../../src/editor/agents/director-intents.ts';
+import { parseLastStoryboard, storyboardScenePrompts } from '../../src/editor/agents/storyboard.ts';
 import {
-  createBuiltinAgent,
-  parseDirectorIntent,
-  parseLastStoryboard,
   readGeneratedAssetId,
   readLibraryResult,
   readVideoTrackResult,
-  storyboardScenePrompts,
-} from '../../src/adapters/agent/index.ts';
+} from '../../src/editor/agents/tool-results.ts';
 
 interface FakeClip {
   id: string;

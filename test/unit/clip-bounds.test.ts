@@ -10,15 +10,15 @@ import {
   timelineTooLongMessage,
   type ClipSource,
   type TimelineClip,
-} from '../../src/domain/clip-bounds.ts';
-import { TRACKS, type Track } from '../../src/domain/editor.ts';
+} from '../../schemas/clip-bounds.ts';
+import { TRACKS, type Track } from '../../schemas/editor-terms.ts';
 import { addClipRules, patchClipRules } from '../../schemas/clip-rules.ts';
 import { AddClipBody, PatchClipBody } from '../../schemas/editor.ts';
 import { AGENT_TOOLS } from '../../schemas/agent-tools.ts';
 import { createChecker } from '../../schemas/validate.ts';
-import { exportPlan } from '../../src/services/export-plan.ts';
-import type { ExportSource } from '../../src/ports/export-pool.ts';
-import type { ClipRecord, ProjectRecord } from '../../src/ports/projects-repository.ts';
+import { exportPlan } from '../../src/export/export-plan.ts';
+import type { ExportSource } from '../../workers/export/work-order.ts';
+import type { ClipRecord, ProjectRecord } from '../../actors/ports/projects-repository.ts';
 import { seededRandom } from '../helpers/random.ts';
 
 const sources = new Map<string, ClipSource>([

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadConfig, ConfigError } from '../../src/config.ts';
+import { loadConfig, ConfigError } from '../../src/platform/config.ts';
 
 const refused = (env: Record<string, string>, message: RegExp) =>
   assert.throws(

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse, parseAllDocuments } from 'yaml';
-import { EnvSchema, loadConfig } from '../../src/config.ts';
+import { EnvSchema, loadConfig } from '../../src/platform/config.ts';
 import {
   composeValidator,
   modelErrors,
@@ -25,7 +25,7 @@ import {
 } from '../helpers/manifest-schemas.ts';
 
 // The deployment files of CONTRACT §12 (deploy/compose.yaml, deploy/k8s/, deploy/Dockerfile, deploy/nginx.conf),
-// checked without a container engine or a cluster: against the published schemas, against src/config.ts, and
+// checked without a container engine or a cluster: against the published schemas, against src/platform/config.ts, and
 // against each other (ports, probes, grace periods, names).
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -253,7 +253,7 @@ describe('deploy/compose.yaml', () => {
   });
 });
 
-// ---- Agreement with src/config.ts -------------------------------------------------------------------------------
+// ---- Agreement with src/platform/config.ts -------------------------------------------------------------------------------
 
 /** The service container's effective environment in deploy/k8s: its envFrom ConfigMaps and Secrets, then env. */
 function k8sServiceEnv(): Record<string, string> {
@@ -280,7 +280,7 @@ function serviceContainer(): Container {
   return containers[0] as Container;
 }
 
-describe('deployment configuration agrees with src/config.ts', () => {
+describe('deployment configuration agrees with src/platform/config.ts', () => {
   const operatorEnv = { ADMIN_TOKEN: TEST_ADMIN_TOKEN };
 
   it('sets only variables the service reads, and all that a cluster needs (compose)', () => {

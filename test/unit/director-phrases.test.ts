@@ -2,7 +2,7 @@
 // phrase with and without trailing words and punctuation, and the near-misses that must not start a scene.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { CONTINUE_NOTE_MAX, parseDirectorIntent } from '../../src/adapters/agent/index.ts';
+import { CONTINUE_NOTE_MAX, parseDirectorIntent } from '../../src/editor/agents/director-intents.ts';
 
 const PHRASES = ['continue', 'ok, continue', 'yes please', 'next', 'go on', 'next scene'];
 

@@ -1,15 +1,15 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { createInProcessEventBus } from '../../actors/index.ts';
-import type { EventBus } from '../../src/ports/event-bus.ts';
-import type { EventHistory, EventsSince, ProjectEvent } from '../../src/ports/event-history.ts';
+import { createInProcessEventBus } from '../../actors/runtime/event-bus.ts';
+import type { EventBus } from '../../src/platform/core/event-bus.ts';
+import type { EventHistory, EventsSince, ProjectEvent } from '../../actors/ports/event-history.ts';
 import {
   createEventFanout,
   ProjectGoneError,
   type FanoutSink,
   type JoiningSocket,
-} from '../../src/services/event-fanout.ts';
+} from '../../src/events/event-fanout.ts';
 import { seededRandom } from '../helpers/random.ts';
 
 const P = 'p1';
@@ -165,7 +165,7 @@ function countingBus(bus: EventBus) {
 }
 
 /**
- * A client's socket as src/http/event-sockets.ts hands it to `join`: replayed events come through `send`, and
+ * A client's socket as src/events/event-sockets.ts hands it to `join`: replayed events come through `send`, and
  * once `goLive` is called it subscribes to the project's topic (the sink forwards to it). `log` is what the
  * client got, in order: event seqs, `reset <head>`, and `live` where it went live.
  */

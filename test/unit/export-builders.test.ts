@@ -1,21 +1,18 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { clipFrames, pictureDurationSec, pictureGraph } from '../../workers/export/picture-graph.ts';
+import { exportCommand } from '../../workers/export/command.ts';
+import { inputArgs } from '../../workers/export/input-args.ts';
+import { outputSize } from '../../workers/export/output-size.ts';
+import { parseProgress, ProgressParser } from '../../workers/export/progress.ts';
+import { placementFilters } from '../../workers/export/placement.ts';
+import { soundGraph } from '../../workers/export/sound-graph.ts';
 import {
-  clipFrames,
-  exportCommand,
-  inputArgs,
-  outputSize,
-  parseProgress,
-  pictureDurationSec,
-  pictureGraph,
-  placementFilters,
-  soundGraph,
-  ProgressParser,
   type ExportPlan,
   type ExportSource,
   type PictureClip,
   type SoundClip,
-} from '../../workers/export/index.ts';
+} from '../../workers/export/work-order.ts';
 import { inputsOf, optionOf } from '../helpers/ffmpeg-run.ts';
 
 const video: ExportSource = {

@@ -6,12 +6,14 @@ import {
   fastPathBlockers,
   fastPathCommands,
   fastPathEligible,
-  soundGraph,
+} from '../../workers/export/fast-path.ts';
+import { soundGraph } from '../../workers/export/sound-graph.ts';
+import {
   type ExportPlan,
   type ExportSource,
   type PictureClip,
   type SoundClip,
-} from '../../workers/export/index.ts';
+} from '../../workers/export/work-order.ts';
 import { inputsOf, optionOf } from '../helpers/ffmpeg-run.ts';
 
 const source = (path: string, overrides: Partial<ExportSource> = {}): ExportSource => ({

@@ -1,9 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { exportPlan } from '../../src/services/export-plan.ts';
-import type { ExportSource, FilterSupport, OutputSpec } from '../../src/ports/export-pool.ts';
-import type { ClipRecord, ProjectRecord } from '../../src/ports/projects-repository.ts';
-import { IMAGE_CLIP_DEFAULT_SEC } from '../../src/domain/editor.ts';
+import { exportPlan } from '../../src/export/export-plan.ts';
+import type { ExportSource, FilterSupport, OutputSpec } from '../../workers/export/work-order.ts';
+import type { ClipRecord, ProjectRecord } from '../../actors/ports/projects-repository.ts';
+import { IMAGE_CLIP_DEFAULT_SEC } from '../../schemas/editor-terms.ts';
 
 const output: OutputSpec = { width: 720, height: 1280, fps: 30, fit: 'fit', path: '/tmp/out.mp4' };
 const filters: FilterSupport = { loudnorm: true, sidechaincompress: true };

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createExportQueue, type ExportQueue, type ReleaseTurn } from '../../src/services/export-queue.ts';
+import { createExportQueue, type ExportQueue, type ReleaseTurn } from '../../src/export/export-queue.ts';
 
 // The export's fair queue (docs/operator.md, "Export workers"): who gets a free worker, the per-user cap, and
 // that every way out (release, abort while waiting, a release called twice) leaves nothing behind.

@@ -1,9 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import { createInProcessEventBus, type ProjectCommands } from '../../actors/index.ts';
-import { AppError } from '../../src/domain/errors.ts';
-import type { AssetRecord, AssetsRepository } from '../../src/ports/assets-repository.ts';
+import { createInProcessEventBus } from '../../actors/runtime/event-bus.ts';
+import { type ProjectCommands } from '../../actors/project.ts';
+import { AppError } from '../../src/platform/core/errors.ts';
+import type { AssetRecord, AssetsRepository } from '../../actors/ports/assets-repository.ts';
 import type {
   ExportChildren,
   ExportPool,
@@ -11,12 +12,12 @@ import type {
   ExportSource,
   ExportWorkspaces,
   RunResult,
-} from '../../src/ports/export-pool.ts';
-import type { MediaStore } from '../../src/ports/media-store.ts';
-import type { ProjectRecord } from '../../src/ports/projects-repository.ts';
-import type { EventBus } from '../../src/ports/event-bus.ts';
-import { createExportService } from '../../src/services/export.ts';
-import { createExportQueue, type ExportQueue } from '../../src/services/export-queue.ts';
+} from '../../workers/export/work-order.ts';
+import type { MediaStore } from '../../src/platform/storage/media-store.ts';
+import type { ProjectRecord } from '../../actors/ports/projects-repository.ts';
+import type { EventBus } from '../../src/platform/core/event-bus.ts';
+import { createExportService } from '../../src/export/export-service.ts';
+import { createExportQueue, type ExportQueue } from '../../src/export/export-queue.ts';
 
 // The export use case against fakes of its ports: the order of its answers, how a run's end becomes an error
 // code, the stored result of an unchanged timeline, and the order of its events. The real pool, ffmpeg and

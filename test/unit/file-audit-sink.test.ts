@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { appendFile, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createManualClock } from '../../src/ports/clock.ts';
-import type { AuditEntry } from '../../src/ports/audit-sink.ts';
-import { createFileAuditSink } from '../../src/adapters/audit/index.ts';
+import { createManualClock } from '../../src/platform/core/clock.ts';
+import type { AuditEntry } from '../../src/platform/audit/audit-sink.ts';
+import { createFileAuditSink } from '../../src/platform/audit/file-sink.ts';
 
 let root: string;
 let counter = 0;

@@ -1,7 +1,7 @@
 // The body-framing rules the HTTP front applies before any route (docs/api.md#http-rules).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { framingProblem, FRAMING_MESSAGES } from '../../src/http/framing.ts';
+import { framingProblem, FRAMING_MESSAGES } from '../../src/platform/http/framing.ts';
 
 const check = (contentLength: string[], transferEncoding: string[] = []) =>
   framingProblem({ contentLength, transferEncoding });

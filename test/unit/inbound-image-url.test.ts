@@ -3,11 +3,11 @@
 // and never reaches the store or a fetch.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createInboundImages, isAcceptedImageUrl, ownMediaId } from '../../src/services/inbound-images.ts';
+import { createInboundImages, isAcceptedImageUrl, ownMediaId } from '../../src/jobs/inbound-images.ts';
 import { Readable } from 'node:stream';
-import { AppError } from '../../src/domain/errors.ts';
-import { mediaLimits } from '../../src/domain/media-limits.ts';
-import type { MediaStore, StoredMedia } from '../../src/ports/media-store.ts';
+import { AppError } from '../../src/platform/core/errors.ts';
+import { mediaLimits } from '../../src/platform/media/media-limits.ts';
+import type { MediaStore, StoredMedia } from '../../src/platform/storage/media-store.ts';
 
 const BASE = 'http://127.0.0.1:8080';
 const PNG_HEADER = '89504e470d0a1a0a0000000d494844520000001000000010080000003a98a0bd';

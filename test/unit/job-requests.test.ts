@@ -9,7 +9,7 @@ import {
   imageGenerateRules,
   videoGenerateRules,
 } from '../../schemas/jobs.ts';
-import { sandboxBehaviour } from '../../src/adapters/providers/sandbox/markers.ts';
+import { sandboxBehaviour } from '../../src/jobs/providers/sandbox/markers.ts';
 
 const video = createChecker(VideoGenerateBody);
 const image = createChecker(ImageGenerateBody);

@@ -4,14 +4,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import { createJobsService, type JobsServiceDeps } from '../../src/services/jobs.ts';
-import { createInboundImages, isAcceptedImageUrl } from '../../src/services/inbound-images.ts';
-import { jobRoutes } from '../../src/http/routes/jobs.ts';
-import { compileRouteInput } from '../../src/http/route-input.ts';
-import { AppError } from '../../src/domain/errors.ts';
-import { mediaLimits } from '../../src/domain/media-limits.ts';
+import { createJobsService, type JobsServiceDeps } from '../../src/jobs/jobs-service.ts';
+import { createInboundImages, isAcceptedImageUrl } from '../../src/jobs/inbound-images.ts';
+import { jobRoutes } from '../../src/jobs/routes.ts';
+import { compileRouteInput } from '../../src/platform/http/route-input.ts';
+import { AppError } from '../../src/platform/core/errors.ts';
+import { mediaLimits } from '../../src/platform/media/media-limits.ts';
 import type { VideoGenerateRequest, ImageGenerateRequest } from '../../schemas/jobs.ts';
-import type { MediaStore } from '../../src/ports/media-store.ts';
+import type { MediaStore } from '../../src/platform/storage/media-store.ts';
 
 const principal = { keyId: 'key_1', userId: 'usr_1', scopes: ['video:write', 'image:write'] as const };
 // Typed through unknown: the schemas' Static types of literal unions are `never` (a TypeBox inference limit).

@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { serialisedOnJongodb } from '../../src/adapters/mongo/jongodb-serial.ts';
-import type { MongoServer } from '../../src/adapters/mongo/connect.ts';
+import { serialisedOnJongodb } from '../../src/platform/mongo/jongodb-serial.ts';
+import type { MongoServer } from '../../src/platform/mongo/connect.ts';
 
 const jongodb = { server: { kind: 'jongodb', version: '8.0.0-jongodb' } satisfies MongoServer };
 const mongodb = { server: { kind: 'mongodb', version: '7.0.14' } satisfies MongoServer };

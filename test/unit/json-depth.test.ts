@@ -2,9 +2,9 @@
 // deeply`, checked right after `Invalid JSON body`, without recursion at any depth a 1 MiB body can reach.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MAX_JSON_DEPTH, exceedsJsonDepth, isJsonText } from '../../src/http/json-depth.ts';
-import { parseJson } from '../../src/http/json-body.ts';
-import { AppError } from '../../src/domain/errors.ts';
+import { MAX_JSON_DEPTH, exceedsJsonDepth, isJsonText } from '../../src/platform/http/json-depth.ts';
+import { parseJson } from '../../src/platform/http/json-body.ts';
+import { AppError } from '../../src/platform/core/errors.ts';
 
 const arrays = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
 const objects = (depth: number) => '{"a":'.repeat(depth - 1) + '{}' + '}'.repeat(depth - 1);

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createKeyedSerial } from '../../src/domain/keyed-serial.ts';
+import { createKeyedSerial } from '../../src/platform/core/keyed-serial.ts';
 
 describe('createKeyedSerial', () => {
   it('runs the tasks of one key one at a time, in arrival order', async () => {

@@ -3,16 +3,11 @@
 // AGENT_MAX_STEPS, token usage, and the prompt (rules, project, library, timeline, thread within its budget).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  PROMPT_BUDGETS,
-  createLlmAgent,
-  systemPrompt,
-  turnMessages,
-  type ChatClient,
-  type ChatMessage,
-  type ModelMessage,
-} from '../../src/adapters/agent/index.ts';
-import { AgentFailure, type AgentTurnInput, type ToolOutcome } from '../../src/ports/agent-model.ts';
+import { PROMPT_BUDGETS, systemPrompt, turnMessages } from '../../src/editor/agents/llm/prompt.ts';
+import { createLlmAgent } from '../../src/editor/agents/llm/agent.ts';
+import { type ChatClient, type ChatMessage } from '../../src/editor/agents/llm/chat-client.ts';
+import { type ModelMessage } from '../../src/editor/agents/llm/completion.ts';
+import { AgentFailure, type AgentTurnInput, type ToolOutcome } from '../../src/editor/agents/agent-model.ts';
 
 /** A completion the scripted client answers: its content pieces and tool calls. */
 interface Scripted {

@@ -2,12 +2,8 @@
 // (content pieces, tool calls whose arguments arrive in fragments, several calls, finish reason, usage).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  CompletionBuilder,
-  EventStreamError,
-  UnreadableCompletion,
-  readEventData,
-} from '../../src/adapters/agent/index.ts';
+import { CompletionBuilder, UnreadableCompletion } from '../../src/editor/agents/llm/completion.ts';
+import { EventStreamError, readEventData } from '../../src/editor/agents/llm/sse.ts';
 
 async function events(...pieces: string[]): Promise<string[]> {
   async function* body() {

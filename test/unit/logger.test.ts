@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
-import { createLogger, scrubSecrets } from '../../src/logger.ts';
-import { generateApiKey } from '../../src/domain/api-key.ts';
+import { createLogger, scrubSecrets } from '../../src/platform/logger.ts';
+import { generateApiKey } from '../../src/accounts/api-key.ts';
 
 function capture() {
   const lines: string[] = [];

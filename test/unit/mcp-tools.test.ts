@@ -2,22 +2,17 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createChecker } from '../../schemas/validate.ts';
 import type { JobView } from '../../schemas/jobs.ts';
-import { AppError } from '../../src/domain/errors.ts';
-import { DEFAULT_PROVIDER_ENDPOINTS } from '../../src/domain/models-catalog.ts';
-import type { KeyPrincipal } from '../../src/domain/principal.ts';
-import type { Scope } from '../../src/domain/scopes.ts';
-import { createManualClock } from '../../src/ports/clock.ts';
-import type { ProjectEvent } from '../../src/ports/event-history.ts';
-import { buildModelsCatalog } from '../../src/services/models-catalog.ts';
-import {
-  ToolError,
-  createMcpTools,
-  estimateCost,
-  mediaMimeType,
-  type McpTool,
-  type McpToolDeps,
-  type ToolContext,
-} from '../../src/mcp/index.ts';
+import { AppError } from '../../src/platform/core/errors.ts';
+import { DEFAULT_PROVIDER_ENDPOINTS } from '../../schemas/models-catalog.ts';
+import type { KeyPrincipal } from '../../src/platform/http/principal.ts';
+import type { Scope } from '../../schemas/scopes.ts';
+import { createManualClock } from '../../src/platform/core/clock.ts';
+import type { ProjectEvent } from '../../actors/ports/event-history.ts';
+import { buildModelsCatalog } from '../../src/jobs/models-catalog.ts';
+import { ToolError, type McpTool, type ToolContext } from '../../src/platform/mcp-tool/tool.ts';
+import { createMcpTools, type McpToolDeps } from '../../src/mcp/tools.ts';
+import { estimateCost } from '../../src/jobs/mcp-tools.ts';
+import { mediaMimeType } from '../../src/platform/mcp-tool/tool-support.ts';
 
 const ALL_SCOPES: Scope[] = [
   'models:read',

@@ -8,7 +8,7 @@ import {
   MediaOverLimit,
   probeMaxPixels,
   videoLimitBreach,
-} from '../../src/domain/media-limits.ts';
+} from '../../src/platform/media/media-limits.ts';
 
 const limits = mediaLimits(40_000_000);
 

@@ -1,12 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { createMetricsRegistry, DEFAULT_BUCKETS } from '../../src/platform/observability/metrics.ts';
 import {
-  createMetricsRegistry,
-  DEFAULT_BUCKETS,
   registerProcessMetrics,
   SAMPLER_RESOLUTION_MS,
   type LoopDelaySampler,
-} from '../../src/observability/index.ts';
+} from '../../src/platform/observability/process-metrics.ts';
 import { invalidPrometheusLines, sampleValue } from '../helpers/prometheus.ts';
 
 describe('metrics registry', () => {

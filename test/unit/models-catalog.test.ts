@@ -9,8 +9,8 @@ import {
   videoCost,
   videoCreditsPerSecond,
   type ProviderEndpoints,
-} from '../../src/domain/models-catalog.ts';
-import { buildModelsCatalog } from '../../src/services/models-catalog.ts';
+} from '../../schemas/models-catalog.ts';
+import { buildModelsCatalog } from '../../src/jobs/models-catalog.ts';
 
 const catalog = buildModelsCatalog({ provider: 'sandbox', endpoints: DEFAULT_PROVIDER_ENDPOINTS });
 

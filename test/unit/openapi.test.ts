@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import Type from 'typebox';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { ErrorSchema, ModelsResponseSchema } from '../../schemas/index.ts';
-import { buildOpenApiDocument, operationIdOf, toOpenApiPath } from '../../src/http/openapi.ts';
-import { reply, type RouteDefinition } from '../../src/http/route.ts';
+import { buildOpenApiDocument, operationIdOf, toOpenApiPath } from '../../src/platform/http/openapi.ts';
+import { reply, type RouteDefinition } from '../../src/platform/http/route.ts';
 
 const handle = async () => reply(200, {});
 

@@ -2,7 +2,7 @@
 // constant time; a malformed stored hash matches nothing.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { hashPassword, verifyPassword } from '../../src/services/passwords.ts';
+import { hashPassword, verifyPassword } from '../../src/accounts/passwords.ts';
 
 describe('passwords', () => {
   it('hashes with scrypt and a salt of its own, the parameters in the stored form', async () => {

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { startPeriodicTask } from '../../src/services/periodic-task.ts';
+import { startPeriodicTask } from '../../src/platform/scheduling/periodic-task.ts';
 
 const logger = pino({ level: 'silent' });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

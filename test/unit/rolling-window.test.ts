@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { RollingWindowLimiter } from '../../src/domain/rolling-window.ts';
-import { createManualClock } from '../../src/ports/clock.ts';
+import { RollingWindowLimiter } from '../../src/platform/core/rolling-window.ts';
+import { createManualClock } from '../../src/platform/core/clock.ts';
 
 describe('RollingWindowLimiter', () => {
   it('allows the limit within a minute and refuses the next with the seconds until a slot frees', () => {

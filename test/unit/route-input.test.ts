@@ -2,18 +2,18 @@
 // compiled from the real route definitions, and the URL rules run at their field's place (CONTRACT §6).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { AppError } from '../../src/domain/errors.ts';
+import { AppError } from '../../src/platform/core/errors.ts';
 import { createChecker } from '../../schemas/validate.ts';
 import { VideoGenerateBody } from '../../schemas/jobs.ts';
-import { jobRoutes } from '../../src/http/routes/jobs.ts';
-import { adminRoutes } from '../../src/http/routes/admin.ts';
-import { mediaRoute } from '../../src/http/routes/media.ts';
-import { compileRouteInput } from '../../src/http/route-input.ts';
-import { isAcceptedImageUrl } from '../../src/services/inbound-images.ts';
-import type { RouteDefinition } from '../../src/http/route.ts';
-import type { JobsService } from '../../src/services/jobs.ts';
-import type { AdminService } from '../../src/services/admin.ts';
-import type { MediaStore } from '../../src/ports/media-store.ts';
+import { jobRoutes } from '../../src/jobs/routes.ts';
+import { adminRoutes } from '../../src/accounts/routes/admin.ts';
+import { mediaRoute } from '../../src/jobs/media-route.ts';
+import { compileRouteInput } from '../../src/platform/http/route-input.ts';
+import { isAcceptedImageUrl } from '../../src/jobs/inbound-images.ts';
+import type { RouteDefinition } from '../../src/platform/http/route.ts';
+import type { JobsService } from '../../src/jobs/jobs-service.ts';
+import type { AdminService } from '../../src/accounts/admin-service.ts';
+import type { MediaStore } from '../../src/platform/storage/media-store.ts';
 
 const BASE = 'http://127.0.0.1:8080';
 const routes = [

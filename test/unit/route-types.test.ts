@@ -3,7 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import Type from 'typebox';
-import { defineRoute, reply } from '../../src/http/route.ts';
+import { defineRoute, reply } from '../../src/platform/http/route.ts';
 
 const Params = Type.Object({ job_id: Type.String() });
 const Body = Type.Object({ count: Type.Integer() });

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { imageDimensions, videoDimensions } from '../../src/adapters/providers/sandbox/dimensions.ts';
+import { imageDimensions, videoDimensions } from '../../src/jobs/providers/sandbox/dimensions.ts';
 
 describe('videoDimensions', () => {
   it('gives the short side of the resolution and the long side from the ratio', () => {

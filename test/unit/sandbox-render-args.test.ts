@@ -13,7 +13,7 @@ import {
   toneFrequency,
   videoRenderPlan,
   wrapText,
-} from '../../src/adapters/providers/sandbox/render-args.ts';
+} from '../../src/jobs/providers/sandbox/render-args.ts';
 
 /** ffmpeg's av_get_token (libavutil/avstring.c): reads up to a terminator, honouring `\` and '...' quoting. */
 function getToken(text: string, terminators: string): { token: string; rest: string } {

@@ -7,21 +7,25 @@ import {
   SIGN_IN_DELAYS,
   createSignInThrottle,
   delayAfter,
-} from '../../src/services/sign-in-throttle.ts';
+} from '../../src/accounts/sign-in-throttle.ts';
 import {
   createWebSessions,
   sessionPrincipal,
   SESSION_TOKEN_TTL_MS,
   SESSION_TTL_MS,
   SIGN_IN_LINK_TTL_MS,
-} from '../../src/services/web-sessions.ts';
-import { hashPassword } from '../../src/services/passwords.ts';
-import { hashSecret } from '../../src/domain/api-key.ts';
-import type { SessionTokenRecord, SignInLinkRecord, WebSessionRecord } from '../../src/ports/web-sessions.ts';
-import type { UserRecord } from '../../src/ports/users-repository.ts';
+} from '../../src/accounts/web-sessions.ts';
+import { hashPassword } from '../../src/accounts/passwords.ts';
+import { hashSecret } from '../../src/accounts/api-key.ts';
+import type {
+  SessionTokenRecord,
+  SignInLinkRecord,
+  WebSessionRecord,
+} from '../../src/accounts/ports/web-sessions.ts';
+import type { UserRecord } from '../../src/accounts/ports/users-repository.ts';
 import { createHash } from 'node:crypto';
-import { escapeHtml, html, cookieOf, page } from '../../src/http/html.ts';
-import { localPath } from '../../src/http/routes/sign-in.ts';
+import { escapeHtml, html, cookieOf, page } from '../../src/platform/http/html.ts';
+import { localPath } from '../../src/accounts/routes/sign-in.ts';
 
 describe('sign-in delays', () => {
   it('grow from the first failure past the free ones, doubling up to a cap', () => {

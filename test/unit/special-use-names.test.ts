@@ -2,7 +2,7 @@
 // query, as WHATWG URL parsing leaves the host (lower case, IDNA- and percent-decoded).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { isNonPublicHost, isSpecialUseName } from '../../src/domain/address-policy.ts';
+import { isNonPublicHost, isSpecialUseName } from '../../src/platform/net/address-policy.ts';
 
 const hostOf = (url: string) => new URL(url).hostname;
 

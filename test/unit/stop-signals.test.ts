@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createStopSignalPolicy, type StopSignal } from '../../src/cli/stop-signals.ts';
+import { createStopSignalPolicy, type StopSignal } from '../../src/cli/index.ts';
 
 /** The decisions for `signals`, each sent at its time in ms. */
 function decisions(signals: Array<[StopSignal, number]>, echoWindowMs = 500) {

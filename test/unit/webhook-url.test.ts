@@ -4,9 +4,9 @@
 // normalised URL. The address rules are the egress guard's own.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { isNonPublicHost } from '../../src/domain/address-policy.ts';
-import { assertWebhookUrl } from '../../src/services/admin.ts';
-import { AppError } from '../../src/domain/errors.ts';
+import { isNonPublicHost } from '../../src/platform/net/address-policy.ts';
+import { assertWebhookUrl } from '../../src/accounts/admin-service.ts';
+import { AppError } from '../../src/platform/core/errors.ts';
 
 const NOT_HTTPS = 'url must be a https URL';
 const PRIVATE = 'url must not point to a private or local address';

@@ -6,7 +6,7 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { webhookSignature } from '../../src/domain/webhook-signature.ts';
+import { webhookSignature } from '../../src/webhooks/webhook-signature.ts';
 
 type Verify = (rawBody: Buffer, header: string, secret: string, toleranceSeconds?: number) => boolean;
 

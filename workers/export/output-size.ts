@@ -1,6 +1,6 @@
 // The output picture size for a video's aspect ratio (spec 4.7: the short side is 720 px). Both sides come
 // out even, which yuv420p's halved chroma planes and libx264 require.
-import type { ProjectAspectRatio } from '../../src/domain/editor.ts';
+import type { ProjectAspectRatio } from '../../schemas/editor-terms.ts';
 
 /** The short side of every export, in pixels. */
 export const SHORT_SIDE_PX = 720;

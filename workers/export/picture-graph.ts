@@ -14,8 +14,8 @@
 // clones share the frame's memory, so a still costs one decode and one scale however long it shows, and its
 // frame count is exact like any clip's.
 import { placementFilters } from './placement.ts';
-import type { ExportPlan } from './plan.ts';
 import {
+  type ExportPlan,
   PICTURE_SOUND,
   pictureCarriesSound,
   pictureInput,

@@ -1,5 +1,5 @@
 // How the builders number ffmpeg inputs and place picture clips on the timeline; the plan's types are the
-// export pool's port (src/ports/export-pool.ts).
+// export pool's port (work-order.ts).
 
 export type {
   ExportPlan,
@@ -8,8 +8,8 @@ export type {
   OutputSpec,
   PictureClip,
   SoundClip,
-} from '../../src/ports/export-pool.ts';
-import type { ExportPlan } from '../../src/ports/export-pool.ts';
+} from './work-order.ts';
+import type { ExportPlan } from './work-order.ts';
 
 /**
  * ffmpeg input numbering shared by every builder: one input per picture clip in order, then one per sound

@@ -7,9 +7,9 @@ import { accessSync, constants } from 'node:fs';
 import { setPriority } from 'node:os';
 import { ProgressParser } from './progress.ts';
 
-export type { RunResult } from '../../src/ports/export-pool.ts';
-import type { RunResult } from '../../src/ports/export-pool.ts';
-import { niceAutogroup, tiedToThisThread } from '../../src/processes/tied-child.ts';
+export type { RunResult } from './work-order.ts';
+import type { RunResult } from './work-order.ts';
+import { niceAutogroup, tiedToThisThread } from '../../src/platform/core/index.ts';
 
 export interface RunFfmpegOptions {
   ffmpegPath: string;

@@ -10,9 +10,9 @@ import { fastPathCommands, fastPathEligible } from './fast-path.ts';
 import { pictureTimeline } from './plan.ts';
 import { runFfmpeg, type RunResult } from './runner.ts';
 
-// The task and its port's messages are the pool's contract (src/ports/export-pool.ts).
-export type { ExportPoolMessage, ExportTask, ExportWorkerMessage } from '../../src/ports/export-pool.ts';
-import type { ExportPlan, ExportTask, ExportWorkerMessage } from '../../src/ports/export-pool.ts';
+// The task and its port's messages are the pool's contract (work-order.ts).
+export type { ExportPoolMessage, ExportTask, ExportWorkerMessage } from './work-order.ts';
+import type { ExportPlan, ExportTask, ExportWorkerMessage } from './work-order.ts';
 
 /**
  * The ffmpeg runs of a plan, in order: the fast path's copy and mux when every picture clip can be copied

@@ -3,9 +3,9 @@
 // waits for each answer before the next command, so a node's commands to one user have a defined order).
 // It prints one line per answer, so the parent knows exactly what was acknowledged before any `kill -9`.
 import { MongoClient } from 'mongodb';
-import { systemClock } from '../../../src/ports/clock.ts';
-import { createMongoCreditLedger } from '../../../src/adapters/mongo/credit-ledger.ts';
-import { userActor, userCredits, type CreditResult } from '../../../actors/index.ts';
+import { systemClock } from '../../../src/platform/core/clock.ts';
+import { createMongoCreditLedger } from '../../../src/credits/mongo-ledger.ts';
+import { userActor, userCredits, type CreditResult } from '../../../actors/user.ts';
 import { startTestActorSystem } from '../../helpers/actors.ts';
 
 /** `[userId, 'debit' | 'refund', amount, opId]` */

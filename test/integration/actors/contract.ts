@@ -4,24 +4,23 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import Type from 'typebox';
-import { AppError } from '../../../src/domain/errors.ts';
-import { systemClock } from '../../../src/ports/clock.ts';
-import { createMongoCreditLedger } from '../../../src/adapters/mongo/credit-ledger.ts';
-import { createMongoUsers } from '../../../src/adapters/mongo/users.ts';
-import type { CreditLedger } from '../../../src/ports/credit-ledger.ts';
-import type { UsersRepository } from '../../../src/ports/users-repository.ts';
+import { AppError } from '../../../src/platform/core/errors.ts';
+import { systemClock } from '../../../src/platform/core/clock.ts';
+import { createMongoCreditLedger } from '../../../src/credits/mongo-ledger.ts';
+import { createMongoUsers } from '../../../src/accounts/mongo/users.ts';
+import type { CreditLedger } from '../../../actors/ports/credit-ledger.ts';
+import type { UsersRepository } from '../../../src/accounts/ports/users-repository.ts';
+import { actorClient } from '../../../actors/runtime/client.ts';
 import {
-  actorClient,
   actorTopic,
-  createInProcessEventBus,
   defineActor,
-  partitionOf,
-  userActor,
-  userCredits,
   type ActorSettings,
-  type ActorSystem,
   type HandlerContext,
-} from '../../../actors/index.ts';
+} from '../../../actors/runtime/define.ts';
+import { createInProcessEventBus } from '../../../actors/runtime/event-bus.ts';
+import { partitionOf } from '../../../src/platform/core/actor-partition.ts';
+import { userActor, userCredits } from '../../../actors/user.ts';
+import { type ActorSystem } from '../../../actors/runtime/system.ts';
 import { useMongoClient } from '../../helpers/mongo.ts';
 import { startTestActorSystem, type TestActorSystem, type TransportName } from '../../helpers/actors.ts';
 

@@ -3,11 +3,12 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient } from 'mongodb';
-import { systemClock } from '../../../src/ports/clock.ts';
-import { createMongoCreditLedger } from '../../../src/adapters/mongo/credit-ledger.ts';
-import { createMongoUsers } from '../../../src/adapters/mongo/users.ts';
+import { systemClock } from '../../../src/platform/core/clock.ts';
+import { createMongoCreditLedger } from '../../../src/credits/mongo-ledger.ts';
+import { createMongoUsers } from '../../../src/accounts/mongo/users.ts';
 import Type from 'typebox';
-import { defineActor, userActor, userCredits } from '../../../actors/index.ts';
+import { defineActor } from '../../../actors/runtime/define.ts';
+import { userActor, userCredits } from '../../../actors/user.ts';
 import { startMongo, type TestMongo } from '../../helpers/mongo.ts';
 import { startNats, skipWithoutNats, type TestNats } from '../../helpers/nats.ts';
 import { startTestActorSystem, type TestActorSystem } from '../../helpers/actors.ts';

@@ -1,0 +1,15 @@
+export type { AdminService } from './admin-service.ts';
+export type { Authenticator } from './authenticator.ts';
+export { dashboardFeature } from './dashboard-feature.ts';
+export { accountsFeature } from './feature.ts';
+export { createMongoApiKeys } from './mongo/api-keys.ts';
+export { createMongoOAuthStore } from './mongo/oauth-store.ts';
+export { createMongoUserCredentials } from './mongo/user-credentials.ts';
+export { createMongoUsers } from './mongo/users.ts';
+export { createMongoWebSessions } from './mongo/web-sessions.ts';
+export type { ApiKeyRecord, ApiKeysRepository } from './ports/api-keys-repository.ts';
+export type { OAuthStore } from './ports/oauth-store.ts';
+export type { UserCredentialsRepository } from './ports/user-credentials.ts';
+export type { UsersRepository } from './ports/users-repository.ts';
+export type { WebSessionsRepository } from './ports/web-sessions.ts';
+export type { KeyDeliveries } from './admin-service.ts';

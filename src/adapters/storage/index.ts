@@ -1,3 +1,0 @@
-export * from './common.ts';
-export * from './fs-store.ts';
-export * from './gridfs-store.ts';

@@ -1,0 +1,1 @@
+export { startApp, type StartedApp } from './app.ts';

@@ -1,0 +1,1 @@
+export { createMongoCreditLedger, type BalanceDoc } from './mongo-ledger.ts';

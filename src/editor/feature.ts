@@ -1,0 +1,258 @@
+import {
+  type Config,
+  newMediaId,
+  mediaLimits,
+  AppError,
+  type MediaStore,
+  type MetricsRegistry,
+  createMediaIntake,
+  resolveFfmpeg,
+  createGuardedFetch,
+  startPeriodicTask,
+  type PeriodicTask,
+  type Feature,
+  type Platform,
+} from '../platform/index.ts';
+import type { AgentModel, AgentUsage } from './agents/agent-model.ts';
+import {
+  type JobRecord,
+  type JobsRepository,
+  isAcceptedImageUrl,
+  ownMediaId,
+  type JobsService,
+} from '../jobs/index.ts';
+import { buffer } from 'node:stream/consumers';
+import { createBuiltinAgent } from './agents/builtin.ts';
+import { createChatClient } from './agents/llm/chat-client.ts';
+import { createLlmAgent } from './agents/llm/agent.ts';
+import type {
+  AssetsRepository,
+  EventHistory,
+  ProjectCommands,
+  ProjectsRepository,
+  ThreadRepository,
+  UserCredits,
+} from '../../actors/index.ts';
+import type { UsersRepository } from '../accounts/index.ts';
+import { createEditorService, type EditorService } from './editor-service.ts';
+import { createEditorTurns, type EditorTurns } from './turns/editor-turns.ts';
+import { createGeneratedAssets } from './generated-assets.ts';
+import type { VideoExporter } from './ports/video-exporter.ts';
+import { createTurnMedia } from './turns/turn-media.ts';
+import { refundDroppedTurn } from './turns/turn-refunds.ts';
+import { editorRoutes } from './routes.ts';
+
+type EditorConfig = Pick<
+  Config,
+  | 'agent'
+  | 'llm'
+  | 'turnLeaseMs'
+  | 'uploadMaxBytes'
+  | 'imageMaxPixels'
+  | 'webhookAllowPrivate'
+  | 'ffmpegPath'
+  | 'ffprobePath'
+  | 'nodeId'
+  | 'tuning'
+>;
+
+/** Lease sweeps a batch at a time; a project fails its lapsed turn on its own actor. */
+const LEASE_SWEEP_BATCH = 100;
+
+/**
+ * The chat-driven editor (spec §4.6–4.7, CONTRACT §4.1–4.2, §8): projects and their documents, uploads and
+ * imports, direct edits and agent turns through the project actor, the lease sweep that fails turns whose
+ * node died, and the hook that turns media delivered after their turn into assets.
+ */
+/** The platform and what the wiring gives the editor slice. */
+export type EditorPlatform = Platform & {
+  repositories: {
+    projects: ProjectsRepository;
+    assets: AssetsRepository;
+    thread: ThreadRepository;
+    history: EventHistory;
+    jobs: JobsRepository;
+    users: UsersRepository;
+  };
+  credits: UserCredits;
+  /** The project actor's commands: the one way a project changes. */
+  projects: ProjectCommands;
+};
+
+export function editorFeature(
+  config: EditorConfig,
+  platform: EditorPlatform,
+  jobsService: JobsService,
+  /** The export feature's service: the agents' `export_video` exports as `POST .../export` does. */
+  exports: VideoExporter,
+): Feature & {
+  editor: EditorService;
+  turns: EditorTurns;
+  jobFinished(job: JobRecord): void;
+  addDelivered(job: JobRecord): Promise<void>;
+} {
+  const { store, log, clock, mediaUrl, baseUrl } = platform;
+  const { projects, assets, thread, jobs } = platform.repositories;
+  const commands = platform.projects;
+  const ffmpeg = resolveFfmpeg({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath });
+  const intake = createMediaIntake({
+    store,
+    ffmpegPath: ffmpeg.ffmpeg,
+    ffprobePath: ffmpeg.ffprobe,
+    fetch: createGuardedFetch(),
+    allowPrivate: config.webhookAllowPrivate,
+    fetchTimeoutMs: config.tuning.inboundFetchTimeoutMs,
+    newMediaId,
+    resolveOwn: (url) => ownMediaId(url, baseUrl),
+    limits: mediaLimits(config.imageMaxPixels),
+  });
+  const generated = createGeneratedAssets({ store, commands });
+  const editor = createEditorService({
+    commands,
+    credits: platform.credits,
+    projects,
+    assets,
+    thread,
+    store,
+    intake,
+    mediaUrl,
+    uploadMaxBytes: config.uploadMaxBytes,
+    clock,
+  });
+  const turns = createEditorTurns({
+    commands,
+    credits: platform.credits,
+    balanceOf: async (userId) => (await platform.repositories.users.get(userId))?.credits ?? 0,
+    projects,
+    assets,
+    thread,
+    history: platform.repositories.history,
+    store,
+    intake,
+    agent: createAgent(config, store, assets),
+    observe: agentMetrics(platform.metrics, config.agent),
+    media: createTurnMedia({
+      jobsService,
+      jobs,
+      generated,
+      pollIntervalMs: config.tuning.turnJobCheckMs,
+      progressIntervalMs: config.tuning.mediaProgressIntervalMs,
+      logger: log,
+    }),
+    exports,
+    mediaUrl,
+    nodeId: config.nodeId,
+    turnLeaseMs: config.turnLeaseMs,
+    clock,
+    logger: log,
+  });
+
+  /** Adds a completed editor job's media to its project (idempotent; a deleted project needs nothing). */
+  async function addDelivered(job: JobRecord): Promise<void> {
+    if (!job.origin || job.status !== 'completed') return;
+    await generated.add(job, job.origin.turn_id).catch((error: unknown) => {
+      if (!(error instanceof AppError && error.code === 'not_found')) throw error;
+    });
+  }
+
+  let sweep: PeriodicTask | undefined;
+  return {
+    editor,
+    turns,
+    routes: editorRoutes(editor, turns, {
+      acceptsUrl: (url) => isAcceptedImageUrl(url, baseUrl),
+      uploadMaxBytes: config.uploadMaxBytes,
+    }),
+    /**
+     * A job of an editor turn ended (here or on any node): its media join the project's library. Named for its
+     * turn, so while that turn still holds the project the asset is one of its events. The live call may fail
+     * (the node dies, the actor is unavailable): the jobs' ended outbox tells `addDelivered` again.
+     */
+    jobFinished(job) {
+      addDelivered(job).catch((error: unknown) => {
+        log.warn({ err: error, job_id: job.id }, 'generated asset not added yet; the sweep adds it');
+      });
+    },
+    addDelivered,
+    async start() {
+      sweep = startPeriodicTask({
+        name: 'turn lease sweep',
+        intervalMs: Math.max(200, Math.floor(config.turnLeaseMs / 10)),
+        logger: log,
+        run: async () => {
+          const seenAt = clock.now();
+          const lapsed = await projects.expiredLeases(new Date(seenAt), LEASE_SWEEP_BATCH);
+          for (const projectId of lapsed) {
+            const { expired } = await commands.expire_turn(projectId, { seen_at: seenAt });
+            if (expired) turns.wake(projectId);
+          }
+          for (const owing of await projects.withRefundsDue(LEASE_SWEEP_BATCH)) {
+            const turnIds = owing.refunds_due ?? [];
+            for (const turnId of turnIds) await refundDroppedTurn(platform.credits, owing.user_id, turnId);
+            await commands.refunds_settled(owing.id, { turn_ids: turnIds });
+          }
+        },
+      });
+    },
+    async stop() {
+      await sweep?.stop();
+    },
+  };
+}
+
+/** A reference image larger than this is described to the model by id only (vision inputs are capped). */
+const INLINE_IMAGE_MAX_BYTES = 5 * 1024 * 1024;
+
+/** The configured agent (`AGENT`): the builtin director, or the LLM agent (CONTRACT §9). */
+function createAgent(config: EditorConfig, store: MediaStore, assets: AssetsRepository): AgentModel {
+  if (config.agent === 'builtin') return createBuiltinAgent();
+  const { apiKey, baseUrl, model, timeoutMs, maxSteps } = config.llm;
+  // AGENT=llm without LLM_API_KEY: instruct answers 503 before anything is charged (spec §4.7).
+  if (!apiKey) {
+    return {
+      configured: false,
+      runTurn: () => Promise.reject(new Error('the LLM agent is not configured')),
+    };
+  }
+  return createLlmAgent({
+    client: createChatClient({ baseUrl, apiKey, model, timeoutMs }),
+    maxSteps,
+    // Reference images go inline (a data: URL): the LLM server need not reach PUBLIC_BASE_URL.
+    imageUrl: async (reference) => {
+      const asset = await assets.get(reference.id);
+      if (!asset || asset.kind !== 'image') return undefined;
+      const stat = await store.stat(asset.media_id);
+      if (!stat || stat.size > INLINE_IMAGE_MAX_BYTES) return undefined;
+      const bytes = await buffer(await store.open(asset.media_id));
+      return `data:${asset.content_type};base64,${bytes.toString('base64')}`;
+    },
+  });
+}
+
+/** Agent turns and the tokens they used, for `/metrics`. */
+function agentMetrics(metrics: MetricsRegistry, agent: EditorConfig['agent']) {
+  const turns = metrics.counter({
+    name: 'mf_agent_turns_total',
+    help: 'Agent turns that ran, by agent and outcome',
+    labels: ['agent', 'outcome'],
+  });
+  const tokens = metrics.counter({
+    name: 'mf_agent_tokens_total',
+    help: "Tokens the LLM agent's completions used, as the LLM server counted them",
+    labels: ['type'],
+  });
+  const completions = metrics.counter({
+    name: 'mf_agent_completions_total',
+    help: 'Chat completions the LLM agent asked for',
+    labels: [],
+  });
+  return {
+    turnEnded(outcome: 'completed' | 'failed', usage: AgentUsage | undefined) {
+      turns.inc([agent, outcome]);
+      if (!usage) return;
+      tokens.inc(['prompt'], usage.prompt_tokens);
+      tokens.inc(['completion'], usage.completion_tokens);
+      completions.inc([], usage.completions);
+    },
+  };
+}

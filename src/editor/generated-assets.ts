@@ -1,0 +1,66 @@
+import type { ProjectCommands } from '../../actors/index.ts';
+import { AppError, derivedMediaId, extensionFor, type MediaStore } from '../platform/index.ts';
+import type { JobRecord } from '../jobs/index.ts';
+import type { TurnEventDraft } from './turns/turn-session.ts';
+
+/** The asset id a job's media get: one job, one asset, however often it is added. */
+export const generatedAssetId = (jobId: string) => `va_${jobId.replace(/^job_/, '')}`;
+
+/**
+ * Turns the media of a completed editor job into a project asset (CONTRACT §4.1). Called by the turn that
+ * waits for the job and by the job's completion hook (media delivered after their turn failed), on any node:
+ * the asset id, its file and the actor op id all derive from the job id, so adding twice changes nothing.
+ * The asset gets its own copy of the file: the job's copy goes with the job at retention, the asset's with
+ * the project.
+ */
+export function createGeneratedAssets(deps: { store: MediaStore; commands: ProjectCommands }) {
+  return {
+    /** `before`: the turn's noted events, committed with the asset (turn-session.ts). */
+    async add(job: JobRecord, turnId?: string, before: TurnEventDraft[] = []) {
+      const origin = job.origin;
+      const source = job.media_ids[0];
+      if (!origin || job.status !== 'completed' || !source) return null;
+      const stored = await deps.store.stat(source);
+      if (!stored) return null;
+      const mediaId = derivedMediaId(`asset:${job.id}`, extensionFor(stored.contentType));
+      if (!(await deps.store.stat(mediaId))) {
+        // The turn and the job's completion hook may copy at once: the loser finds the winner's file.
+        await deps.store
+          .put(mediaId, await deps.store.open(source), stored.contentType)
+          .catch(async (error) => {
+            if (!(await deps.store.stat(mediaId))) throw error;
+          });
+      }
+      const generation = job.generation;
+      const forgetCopy = async (error: unknown) => {
+        // The project is gone (deleted while the job ran): the copy would belong to nothing.
+        if (error instanceof AppError && error.code === 'not_found') {
+          await deps.store.delete(mediaId).catch(() => undefined);
+        }
+        throw error;
+      };
+      return deps.commands
+        .add_asset(origin.project_id, {
+          op_id: `asset:${job.id}`,
+          ...(turnId ? { turn_id: turnId, before_events: before } : {}),
+          asset: {
+            id: generatedAssetId(job.id),
+            user_id: job.user_id,
+            kind: job.type,
+            source: 'agent_generate',
+            media_id: mediaId,
+            content_type: stored.contentType,
+            metadata: {
+              prompt: generation.prompt,
+              model: job.model,
+              job_id: job.id,
+              ...('duration_seconds' in generation ? { duration_sec: generation.duration_seconds } : {}),
+            },
+          },
+        })
+        .catch(forgetCopy);
+    },
+  };
+}
+
+export type GeneratedAssets = ReturnType<typeof createGeneratedAssets>;

@@ -1,0 +1,13 @@
+export { ownedProject, videoOf, type EditorService } from './editor-service.ts';
+export { ensureEventsStream } from './events-stream.ts';
+export { editorFeature } from './feature.ts';
+export { createJetStreamEventHistory } from './jetstream-event-history.ts';
+export { editorTools } from './mcp-tools.ts';
+export { createMongoAssets } from './mongo/assets.ts';
+export { createMongoEventHistory } from './mongo/event-history.ts';
+export { createMongoProjects } from './mongo/projects.ts';
+export { createMongoThread } from './mongo/thread.ts';
+export { editorErrors } from './routes.ts';
+export type { EditorTurns } from './turns/editor-turns.ts';
+export type { VideoExporter, ExportedVideo } from './ports/video-exporter.ts';
+export type { EditorToolDeps } from './mcp-tools.ts';

@@ -1,0 +1,349 @@
+import Type from 'typebox';
+import {
+  AddClipBody,
+  AssetSchema,
+  ClipParams,
+  ClipSchema,
+  CreateProjectBody,
+  ImportAssetBody,
+  InstructBody,
+  InstructResponse,
+  MessageSchema,
+  MessagesQuery,
+  PatchClipBody,
+  PatchProjectBody,
+  ProjectParams,
+  ProjectSchema,
+  StateQuery,
+  StateResponse,
+  VideoBody,
+  VideoParams,
+  VideoSchema,
+  importAssetRules,
+  instructRules,
+} from '../../schemas/editor.ts';
+import { addClipRules, patchClipRules } from '../../schemas/clip-rules.ts';
+import { ErrorSchema } from '../../schemas/common.ts';
+import { InsufficientCreditsResponse } from '../../schemas/jobs.ts';
+import {
+  AppError,
+  defineRoute,
+  reply,
+  type RequestContext,
+  type ResponseSpec,
+  type RouteDefinition,
+} from '../platform/index.ts';
+import type { ProjectRecord } from '../../actors/index.ts';
+import type { EditorService } from './editor-service.ts';
+import type { EditorTurns } from './turns/editor-turns.ts';
+
+/** Media types an upload may be sent as (CONTRACT §4.1); what it is comes from the probe, not from this. */
+export const UPLOAD_CONTENT_TYPES = [
+  'image/png',
+  'image/jpeg',
+  'image/webp',
+  'video/mp4',
+  'video/quicktime',
+  'audio/mpeg',
+  'audio/wav',
+  'audio/mp4',
+] as const;
+
+const READ = { kind: 'key', scope: 'video-editor:read' } as const;
+const WRITE = { kind: 'key', scope: 'video-editor:write' } as const;
+const P = '/api/v1/media-studio/projects';
+
+/** The error answers of editor routes: 401, 403 and 429 always, plus `statuses`. */
+export const editorErrors = (...statuses: number[]): Record<number, ResponseSpec> => {
+  const all: Record<number, ResponseSpec> = {
+    400: { description: 'Validation error (the message names the field)', schema: ErrorSchema },
+    401: { description: 'Missing or invalid API key', schema: ErrorSchema },
+    402: { description: 'Insufficient credits', schema: InsufficientCreditsResponse },
+    403: { description: 'Missing scope', schema: ErrorSchema },
+    404: { description: 'Project (or an id in it) not found, or another user’s', schema: ErrorSchema },
+    409: { description: 'Stale If-Match: `{ error, revision }`', schema: ErrorSchema },
+    413: { description: 'Larger than UPLOAD_MAX_BYTES', schema: ErrorSchema },
+    415: {
+      description: '`unsupported_media`: not an image, video or audio file we read',
+      schema: ErrorSchema,
+    },
+    429: { description: 'Rate limit, or too many turns waiting', schema: ErrorSchema },
+    502: { description: 'Agent runtime or upstream error', schema: ErrorSchema },
+    503: {
+      description: "The agent's model credentials are not configured, or the LLM server refused them",
+      schema: ErrorSchema,
+    },
+  };
+  return Object.fromEntries([401, 403, 429, ...statuses].map((status) => [status, all[status]!])) as Record<
+    number,
+    ResponseSpec
+  >;
+};
+
+/** `If-Match: 5` or `"5"` (CONTRACT §4.1); anything else is a 400. */
+export function ifMatchOf(headers: Record<string, string>): { ifMatch?: number } {
+  const raw = headers['if-match'];
+  if (raw === undefined) return {};
+  const match = /^\s*(?:W\/)?"?(\d{1,15})"?\s*$/.exec(raw);
+  if (!match) throw new AppError('bad_request', 'If-Match must be a project revision, e.g. "5"');
+  return { ifMatch: Number(match[1]) };
+}
+
+/** The routes of spec §4.7 and CONTRACT §4.1 (export comes with its own feature). */
+export function editorRoutes(
+  editor: EditorService,
+  turns: EditorTurns,
+  options: { acceptsUrl: (url: string) => boolean; uploadMaxBytes: number },
+): RouteDefinition[] {
+  /** The caller's project (404 otherwise), loaded before the body is checked. */
+  const project = (ctx: RequestContext<{ kind: 'key' }, { project_id: string }>): Promise<ProjectRecord> =>
+    editor.owned(ctx.principal.userId, ctx.params.project_id);
+  const tags = ['editor'];
+  return [
+    defineRoute({
+      method: 'POST',
+      path: P,
+      auth: WRITE,
+      tags,
+      summary: 'Create a project (with its default video, `Main video`)',
+      body: CreateProjectBody,
+      responses: {
+        200: { description: 'Created', schema: Type.Object({ project: ProjectSchema }) },
+        ...editorErrors(400),
+      },
+      handle: async (ctx) => reply(200, await editor.createProject(ctx.principal.userId, ctx.body)),
+    }),
+    defineRoute({
+      method: 'GET',
+      path: P,
+      auth: READ,
+      tags,
+      summary: "The key's user's projects",
+      responses: {
+        200: {
+          description: 'Projects',
+          schema: Type.Object({
+            projects: Type.Array(
+              Type.Object({
+                id: Type.String(),
+                name: Type.String(),
+                aspect_ratio: Type.String(),
+                updated_at: Type.String(),
+              }),
+            ),
+          }),
+        },
+      },
+      handle: async (ctx) => reply(200, await editor.listProjects(ctx.principal.userId)),
+    }),
+    defineRoute({
+      method: 'GET',
+      path: `${P}/:project_id`,
+      auth: READ,
+      tags,
+      summary: 'The project: videos, assets and clips (`video_id` narrows the clips)',
+      params: ProjectParams,
+      query: StateQuery,
+      responses: { 200: { description: 'State', schema: StateResponse }, ...editorErrors(404) },
+      handle: async (ctx) =>
+        reply(200, await editor.state(ctx.principal.userId, ctx.params.project_id, ctx.query.video_id)),
+    }),
+    defineRoute({
+      method: 'PATCH',
+      path: `${P}/:project_id`,
+      auth: WRITE,
+      tags,
+      summary: 'Rename, describe or rewrite the context of a project (If-Match: revision)',
+      params: ProjectParams,
+      body: PatchProjectBody,
+      resource: project,
+      responses: {
+        200: { description: 'Updated', schema: Type.Object({ project: ProjectSchema }) },
+        ...editorErrors(400, 404, 409),
+      },
+      handle: async (ctx) =>
+        reply(200, await editor.patchProject(ctx.resource, ctx.body, ifMatchOf(ctx.headers))),
+    }),
+    defineRoute({
+      method: 'DELETE',
+      path: `${P}/:project_id`,
+      auth: WRITE,
+      tags,
+      summary: 'Delete a project: its videos, clips, thread and events (exported media stay)',
+      params: ProjectParams,
+      resource: project,
+      responses: {
+        200: {
+          description: 'Deleted',
+          schema: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }),
+        },
+        ...editorErrors(404),
+      },
+      handle: async (ctx) => reply(200, await editor.deleteProject(ctx.resource)),
+    }),
+    defineRoute({
+      method: 'POST',
+      path: `${P}/:project_id/videos`,
+      auth: WRITE,
+      tags,
+      summary: 'Add a video (its own timeline and thread)',
+      params: ProjectParams,
+      body: VideoBody,
+      resource: project,
+      responses: {
+        200: { description: 'Created', schema: Type.Object({ video: VideoSchema }) },
+        ...editorErrors(400, 404, 409),
+      },
+      handle: async (ctx) =>
+        reply(200, await editor.createVideo(ctx.resource, ctx.body, ifMatchOf(ctx.headers))),
+    }),
+    defineRoute({
+      method: 'PATCH',
+      path: `${P}/:project_id/videos/:video_id`,
+      auth: WRITE,
+      tags,
+      summary: 'Rename a video or change its aspect ratio',
+      params: VideoParams,
+      body: VideoBody,
+      resource: project,
+      responses: {
+        200: { description: 'Updated', schema: Type.Object({ video: VideoSchema }) },
+        ...editorErrors(400, 404, 409),
+      },
+      handle: async (ctx) =>
+        reply(
+          200,
+          await editor.patchVideo(ctx.resource, ctx.params.video_id, ctx.body, ifMatchOf(ctx.headers)),
+        ),
+    }),
+    defineRoute({
+      method: 'GET',
+      path: `${P}/:project_id/videos/:video_id/messages`,
+      auth: READ,
+      tags,
+      summary: "A video's chat thread, oldest first",
+      params: VideoParams,
+      query: MessagesQuery,
+      resource: project,
+      responses: {
+        200: {
+          description: 'Messages',
+          schema: Type.Object({
+            messages: Type.Array(MessageSchema),
+            next_cursor: Type.Union([Type.String(), Type.Null()]),
+          }),
+        },
+        ...editorErrors(400, 404),
+      },
+      handle: async (ctx) => reply(200, await editor.messages(ctx.resource, ctx.params.video_id, ctx.query)),
+    }),
+    defineRoute({
+      method: 'POST',
+      path: `${P}/:project_id/assets`,
+      auth: WRITE,
+      tags,
+      summary: 'Add to the library: JSON `{ url, name? }` imports, a raw media body uploads',
+      params: ProjectParams,
+      body: ImportAssetBody,
+      bodyRules: importAssetRules(options.acceptsUrl),
+      upload: { contentTypes: UPLOAD_CONTENT_TYPES, maxBytes: options.uploadMaxBytes },
+      resource: project,
+      responses: {
+        200: { description: 'Added', schema: Type.Object({ asset: AssetSchema }) },
+        ...editorErrors(400, 404, 413, 415),
+      },
+      handle: async (ctx) => {
+        if (ctx.upload) {
+          const name = ctx.headers['x-asset-name'];
+          return reply(200, await editor.upload(ctx.resource, ctx.upload.stream, name?.slice(0, 120)));
+        }
+        if (ctx.body === undefined) throw new AppError('bad_request', 'url must be a https URL');
+        return reply(200, await editor.importUrl(ctx.resource, ctx.body.url, ctx.body.name));
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      path: `${P}/:project_id/clips`,
+      auth: WRITE,
+      tags,
+      summary: 'Place an asset on a track',
+      params: ProjectParams,
+      body: AddClipBody,
+      bodyRules: addClipRules(),
+      resource: project,
+      responses: {
+        200: { description: 'Placed', schema: Type.Object({ clip: ClipSchema }) },
+        ...editorErrors(400, 404, 409),
+      },
+      handle: async (ctx) => reply(200, await editor.addClip(ctx.resource, ctx.body, ifMatchOf(ctx.headers))),
+    }),
+    defineRoute({
+      method: 'PATCH',
+      path: `${P}/:project_id/clips/:clip_id`,
+      auth: WRITE,
+      tags,
+      summary: 'Move, trim or change the volume of a clip',
+      params: ClipParams,
+      body: PatchClipBody,
+      bodyRules: patchClipRules(),
+      // The clip's track sets its `duration_sec` bound (a clip that does not exist is the actor's 404).
+      resource: async (ctx) => {
+        const found = await project(ctx);
+        const track = found.clips.find((clip) => clip.id === ctx.params.clip_id)?.track;
+        return { project: found, track };
+      },
+      responses: {
+        200: { description: 'Updated', schema: Type.Object({ clip: ClipSchema }) },
+        ...editorErrors(400, 404, 409),
+      },
+      handle: async (ctx) =>
+        reply(
+          200,
+          await editor.patchClip(ctx.resource.project, ctx.params.clip_id, ctx.body, ifMatchOf(ctx.headers)),
+        ),
+    }),
+    defineRoute({
+      method: 'DELETE',
+      path: `${P}/:project_id/clips/:clip_id`,
+      auth: WRITE,
+      tags,
+      summary: 'Remove a clip; the rest of its track closes up',
+      params: ClipParams,
+      resource: project,
+      responses: {
+        200: {
+          description: 'Removed',
+          schema: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }),
+        },
+        ...editorErrors(404, 409),
+      },
+      handle: async (ctx) =>
+        reply(200, await editor.deleteClip(ctx.resource, ctx.params.clip_id, ifMatchOf(ctx.headers))),
+    }),
+    defineRoute({
+      method: 'POST',
+      path: `${P}/:project_id/instruct`,
+      auth: WRITE,
+      tags,
+      summary: 'Drive the agent for one turn (5 credits plus any media it generates)',
+      params: ProjectParams,
+      body: InstructBody,
+      bodyRules: instructRules(options.acceptsUrl),
+      // 404 for the project and for a `video_id` of another project, before any 400 (CONTRACT §4.1).
+      resource: async (ctx, json) => {
+        const found = await project(ctx);
+        const videoId =
+          json && typeof (json as { video_id?: unknown }).video_id === 'string'
+            ? (json as { video_id: string }).video_id
+            : undefined;
+        if (videoId !== undefined) editor.videoOf(found, videoId);
+        return found;
+      },
+      responses: {
+        200: { description: 'The turn', schema: InstructResponse },
+        ...editorErrors(400, 402, 404, 502, 503),
+      },
+      handle: async (ctx) => reply(200, await turns.instruct(ctx.principal, ctx.resource, ctx.body)),
+    }),
+  ];
+}

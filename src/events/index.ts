@@ -1,0 +1,1 @@
+export { eventsFeature } from './feature.ts';

@@ -1,0 +1,3 @@
+export type { ExportService } from './export-service.ts';
+export { exportFeature } from './feature.ts';
+export { videoExporter } from './video-exporter.ts';

@@ -1,0 +1,11 @@
+export { jobsFeature } from './feature.ts';
+export { INBOUND_IMAGE_MAX_BYTES, isAcceptedImageUrl, ownMediaId, ownMediaPrefix } from './inbound-images.ts';
+export { toJobView } from './job-view.ts';
+export type { JobsService, SubmitAnswer } from './jobs-service.ts';
+export { jobTools } from './mcp-tools.ts';
+export { buildModelsCatalog } from './models-catalog.ts';
+export { createMongoJobs } from './mongo-jobs.ts';
+export type { JobRecord, JobsRepository } from './ports/jobs-repository.ts';
+export { modelsRoute } from './models-route.ts';
+export { jobsOnServer } from './mongo-jobs.ts';
+export type { JobToolDeps } from './mcp-tools.ts';

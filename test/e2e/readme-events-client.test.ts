@@ -39,7 +39,7 @@ class BrowserLikeWebSocket extends WebSocket {
 
 /** The README's `watchProject`, evaluated with `WebSocket` bound to a browser-like client. */
 function readmeClient(): WatchProject {
-  const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+  const readme = readFileSync(fileURLToPath(new URL('../../docs/editor.md', import.meta.url)), 'utf8');
   const block = /```js\n(\/\/ Every event of a project[\s\S]*?)```/.exec(readme);
   assert.ok(block, 'the README holds the events client example');
   return new Function('WebSocket', `${block[1]}\nreturn watchProject;`)(BrowserLikeWebSocket) as WatchProject;

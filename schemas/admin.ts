@@ -1,6 +1,7 @@
 import Type, { type Static } from 'typebox';
 import { SCOPES } from './scopes.ts';
-import { defaulted } from './common.ts';
+import { defaulted, literalUnion } from './common.ts';
+import { KEY_NAME_MAX } from './vocabulary.ts';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from './password-rules.ts';
 
 const scopeList = SCOPES.join(', ');
@@ -80,12 +81,12 @@ export const CreateKeyBody = Type.Object({
   name: defaulted(
     Type.String({
       minLength: 1,
-      maxLength: 100,
+      maxLength: KEY_NAME_MAX,
       default: 'API key',
-      errorMessage: 'name must be 1 to 100 characters',
+      errorMessage: `name must be 1 to ${KEY_NAME_MAX} characters`,
     }),
   ),
-  scopes: Type.Array(Type.Union(SCOPES.map((s) => Type.Literal(s))), {
+  scopes: Type.Array(literalUnion(SCOPES), {
     maxItems: SCOPES.length * 2,
     errorMessage: `scopes must be an array of: ${scopeList}`,
   }),
@@ -141,7 +142,7 @@ export const WebhookDeliverySchema = Type.Object({
   id: Type.String(),
   job_id: Type.String(),
   event: Type.String(),
-  state: Type.Union(['pending', 'delivered', 'failed', 'dropped'].map((state) => Type.Literal(state))),
+  state: literalUnion(['pending', 'delivered', 'failed', 'dropped'] as const),
   attempts: Type.Array(WebhookAttemptSchema),
   next_attempt_at: Nullable(Type.String({ format: 'date-time' })),
   created_at: Type.String({ format: 'date-time' }),

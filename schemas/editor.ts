@@ -1,5 +1,7 @@
 import Type, { type Static } from 'typebox';
 import {
+  ASSET_KINDS,
+  ASSET_SOURCES,
   CLIP_VOLUME_MAX,
   CONTEXT_MD_MAX,
   INSTRUCTION_MAX,
@@ -14,6 +16,7 @@ import { CLIP_OFFSET_MAX_SEC } from './clip-bounds.ts';
 import { DURATION_BOUNDS } from './clip-rules.ts';
 import type { FieldRule } from './validate.ts';
 import { FreeFormObject, defaulted, literalUnion } from './common.ts';
+import { DEFAULT_ASPECT_RATIO } from './vocabulary.ts';
 
 // Request and answer bodies of the editor (spec §4.7, CONTRACT §4.1). Property order is the spec's table
 // order, which is the order the checks run in (CONTRACT §6); messages are CONTRACT §6's, word for word.
@@ -37,7 +40,7 @@ const Id = (field: string) =>
 export const CreateProjectBody = Type.Object({
   name: Type.Optional(Name),
   description: Type.Optional(Description),
-  aspect_ratio: defaulted(Ratio({ default: '9:16' })),
+  aspect_ratio: defaulted(Ratio({ default: DEFAULT_ASPECT_RATIO })),
 });
 export type CreateProjectRequest = Static<typeof CreateProjectBody>;
 export const DEFAULT_NAME = DEFAULT_PROJECT_NAME;
@@ -215,8 +218,8 @@ export const VideoSchema = Type.Object({
 });
 export const AssetSchema = Type.Object({
   id: Type.String(),
-  kind: Type.String(),
-  source: Type.String(),
+  kind: literalUnion(ASSET_KINDS),
+  source: literalUnion(ASSET_SOURCES),
   url: Type.String(),
   metadata: FreeFormObject,
   created_at: Type.String({ format: 'date-time' }),
@@ -224,7 +227,7 @@ export const AssetSchema = Type.Object({
 export const ClipSchema = Type.Object({
   id: Type.String(),
   video_id: Type.String(),
-  track: Type.String(),
+  track: literalUnion(TRACKS),
   idx: Type.Integer(),
   asset_id: Type.String(),
   start_sec: Type.Union([Type.Number(), Type.Null()]),
@@ -282,6 +285,20 @@ export const MessageSchema = Type.Object({
   ),
   turn_id: Type.String(),
   created_at: Type.String({ format: 'date-time' }),
+});
+
+/** A project as `GET /projects` lists it. */
+export const ProjectSummarySchema = Type.Pick(ProjectSchema, ['id', 'name', 'aspect_ratio', 'updated_at']);
+/** `GET /projects`: the user's projects, last changed first. */
+export const ProjectListResponse = Type.Object({ projects: Type.Array(ProjectSummarySchema) });
+/** `POST /projects` and `PATCH /projects/<id>`. */
+export const ProjectResponse = Type.Object({ project: ProjectSchema });
+/** `POST .../videos` and `PATCH .../videos/<video_id>`. */
+export const VideoResponse = Type.Object({ video: VideoSchema });
+/** `GET .../videos/<video_id>/messages`: a page of the thread, oldest first; `next_cursor` null on the last. */
+export const MessagesResponse = Type.Object({
+  messages: Type.Array(MessageSchema),
+  next_cursor: Type.Union([Type.String(), Type.Null()]),
 });
 
 /** The events WebSocket's query (CONTRACT §4; the key's `access_token` is taken out before this is checked). */

@@ -10,6 +10,7 @@ import {
 } from './models-catalog.ts';
 import type { FieldRule } from './validate.ts';
 import { defaulted, literalUnion } from './common.ts';
+import { JOB_STATUSES } from './vocabulary.ts';
 
 // Request bodies of spec §4.2 / §4.3. Property order is the spec's table order, which is also the order the
 // checks run in (CONTRACT §6); every message is the spec's §7.4 text or CONTRACT §6's, word for word.
@@ -126,16 +127,7 @@ export function imageGenerateRules(accepts: ImageUrlAcceptance): FieldRule<Image
   ];
 }
 
-const jobStatuses = (options: Record<string, unknown> = {}) =>
-  Type.Union(
-    [
-      Type.Literal('processing'),
-      Type.Literal('completed'),
-      Type.Literal('failed'),
-      Type.Literal('cancelled'),
-    ],
-    options,
-  );
+const jobStatuses = (options: Record<string, unknown> = {}) => literalUnion(JOB_STATUSES, options);
 const JobStatus = jobStatuses();
 
 /** The 202 answer of both submit routes (spec §4.2): `model` is the model id here. */

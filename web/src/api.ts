@@ -1,6 +1,7 @@
 // The dashboard's only network layer. The session cookie authenticates /api/dashboard/v1 (with the CSRF token
 // on state changes); /api/v1 takes a short-lived bearer token from POST /api/dashboard/v1/token, kept in memory
 // only. No API key is ever stored by the browser.
+import type { Session, SessionToken } from './api-types.ts';
 
 /** An answer that was not 2xx: its status and parsed body. */
 export class ApiError extends Error {
@@ -16,13 +17,6 @@ function errorText(status: number, body: Record<string, unknown>): string {
   const message = typeof body.message === 'string' ? body.message : undefined;
   const error = typeof body.error === 'string' ? body.error : undefined;
   return message ?? error ?? `Request failed (${status})`;
-}
-
-/** The signed-in user, as GET /api/dashboard/v1/session answers. */
-export interface Session {
-  user: { id: string; email: string; credits: number };
-  csrf_token: string;
-  expires_at: string;
 }
 
 /**
@@ -154,7 +148,7 @@ async function dashOnce<T>(method: string, path: string, json?: unknown): Promis
 export async function accessToken(force = false): Promise<string> {
   if (!force && bearer && bearer.expiresAt - Date.now() > 60_000) return bearer.token;
   if (!pendingToken) {
-    pendingToken = dash<{ token: string; expires_at: string }>('POST', '/token')
+    pendingToken = dash<SessionToken>('POST', '/token')
       .then((answer) => {
         // A browser clock far off the server's would make the token look expired (or eternal): then assume
         // the documented 15 minutes, less a margin. A 401 renews it in any case.

@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { signOut, type Session } from './api.ts';
+import { signOut } from './api.ts';
+import type { Session } from './api-types.ts';
 import { usePath } from './router.ts';
 import { Link, SlowDownNotice, useTitle } from './ui.tsx';
 import { KeysPage } from './pages/keys.tsx';

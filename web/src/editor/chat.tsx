@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { Message } from '../types.ts';
+import { INSTRUCTION_MAX, TURN_CREDITS, type Message } from '../api-types.ts';
 import { ErrorText, formValue } from '../ui.tsx';
 
 /** The turn in progress on this video, as far as the page knows it. */
@@ -77,7 +77,7 @@ export function Chat(props: {
           id="instruction"
           name="instruction"
           rows={3}
-          maxLength={8000}
+          maxLength={INSTRUCTION_MAX}
           value={instruction}
           onInput={(e) => setInstruction(e.currentTarget.value)}
           onKeyDown={(e) => {
@@ -92,7 +92,7 @@ export function Chat(props: {
           <button type="submit" disabled={props.sending}>
             Send
           </button>
-          <span class="hint">Each turn costs 5 credits, plus any media it generates.</span>
+          <span class="hint">Each turn costs {TURN_CREDITS} credits, plus any media it generates.</span>
         </div>
       </form>
     </section>

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { formatDate, formatSeconds } from '../format.ts';
-import type { Asset } from '../types.ts';
+import type { Asset, ExportFit } from '../api-types.ts';
+import { assetNumber } from '../asset-metadata.ts';
 import { ErrorText } from '../ui.tsx';
 
 /** An export of the selected video in progress, from its POST and the export.* events. */
@@ -15,9 +16,9 @@ export function ExportPanel(props: {
   latest: Asset | undefined;
   run: ExportRun;
   canExport: boolean;
-  onExport: (fit: 'fit' | 'fill') => void;
+  onExport: (fit: ExportFit) => void;
 }) {
-  const [fit, setFit] = useState<'fit' | 'fill'>('fit');
+  const [fit, setFit] = useState<ExportFit>('fit');
   const { latest, run } = props;
   return (
     <section class="export" aria-labelledby="export-title">
@@ -33,7 +34,7 @@ export function ExportPanel(props: {
             aria-label="Latest export"
           />
           <figcaption class="hint">
-            Exported {formatDate(latest.created_at)} · {formatSeconds(latest.metadata.duration_sec)} ·{' '}
+            Exported {formatDate(latest.created_at)} · {formatSeconds(assetNumber(latest, 'duration_sec'))} ·{' '}
             <a href={latest.url} download>
               Download
             </a>

@@ -1,10 +1,21 @@
 import { useState } from 'preact/hooks';
 import { describeError, v1 } from '../api.ts';
 import { formatSeconds, headerSafe } from '../format.ts';
-import { TRACKS, type Asset, type Track } from '../types.ts';
+import {
+  PROJECT_NAME_MAX,
+  TRACKS,
+  UPLOAD_CONTENT_TYPES,
+  trackAccepts,
+  type Asset,
+  type ImportAssetRequest,
+  type Track,
+  type UploadContentType,
+} from '../api-types.ts';
+import { assetNumber, assetText } from '../asset-metadata.ts';
 import { ErrorText, formValue, Notice } from '../ui.tsx';
 
-const UPLOAD_TYPES: Record<string, string> = {
+/** The upload types by file extension, for files the browser gives no (or another) type. */
+const UPLOAD_TYPES: Record<string, UploadContentType> = {
   png: 'image/png',
   jpg: 'image/jpeg',
   jpeg: 'image/jpeg',
@@ -19,22 +30,23 @@ const UPLOAD_TYPES: Record<string, string> = {
 
 /** The upload's Content-Type: the browser's when the service takes it, else one guessed from the extension. */
 function uploadType(file: File): string {
-  if (Object.values(UPLOAD_TYPES).includes(file.type)) return file.type;
+  if ((UPLOAD_CONTENT_TYPES as readonly string[]).includes(file.type)) return file.type;
   const ext = file.name.split('.').pop()?.toLowerCase() ?? '';
   return UPLOAD_TYPES[ext] ?? (file.type || 'application/octet-stream');
 }
 
 /** The tracks an asset can go on (docs/editor.md, POST /clips). */
 function tracksFor(asset: Asset): Track[] {
-  if (asset.kind === 'image') return ['video'];
-  if (asset.kind === 'audio') return ['voice', 'sfx', 'music'];
-  return [...TRACKS];
+  return TRACKS.filter((track) => trackAccepts(track, asset.kind));
 }
+
+/** What the file picker offers: the upload types, and the extensions some browsers give no type. */
+const PICKER_ACCEPT = [...UPLOAD_CONTENT_TYPES, '.m4a', '.mov'].join(',');
 
 /** A short human name of an asset. */
 export function assetName(asset: Asset | undefined): string {
   if (!asset) return 'Missing asset';
-  return asset.metadata.name || asset.metadata.prompt?.slice(0, 60) || `${asset.kind} ${asset.id}`;
+  return assetText(asset, 'name') || assetText(asset, 'prompt')?.slice(0, 60) || `${asset.kind} ${asset.id}`;
 }
 
 /** A small preview of an asset: picture, player or sound. */
@@ -69,8 +81,8 @@ function AssetCard(props: { asset: Asset; onPlace: (asset: Asset, track: Track) 
         <strong>{assetName(asset)}</strong>
         <span class="hint">
           {asset.kind} · {asset.source}
-          {asset.metadata.duration_sec !== undefined
-            ? ` · ${formatSeconds(asset.metadata.duration_sec)}`
+          {assetNumber(asset, 'duration_sec') !== undefined
+            ? ` · ${formatSeconds(assetNumber(asset, 'duration_sec'))}`
             : ''}
         </span>
         <code class="hint">{asset.id}</code>
@@ -148,7 +160,7 @@ export function Library(props: {
 
   const importUrl = async (event: Event): Promise<void> => {
     event.preventDefault();
-    const body: Record<string, string> = { url: formValue(event, 'url').trim() };
+    const body: ImportAssetRequest = { url: formValue(event, 'url').trim() };
     const typedName = formValue(event, 'name').trim();
     if (typedName) body.name = typedName;
     setError(null);
@@ -189,7 +201,7 @@ export function Library(props: {
           id="upload-files"
           type="file"
           multiple
-          accept="image/png,image/jpeg,image/webp,video/mp4,video/quicktime,audio/mpeg,audio/wav,audio/mp4,.m4a,.mov"
+          accept={PICKER_ACCEPT}
           onChange={(e) => {
             const input = e.currentTarget;
             void upload(input.files).then(() => {
@@ -217,7 +229,7 @@ export function Library(props: {
             id="import-name"
             name="name"
             type="text"
-            maxLength={120}
+            maxLength={PROJECT_NAME_MAX}
             value={name}
             onInput={(e) => setName(e.currentTarget.value)}
           />

@@ -1,5 +1,5 @@
 import { accessToken } from '../api.ts';
-import type { ProjectEvent } from '../types.ts';
+import type { ProjectEvent } from '../api-types.ts';
 
 /** What the socket reports to the page. */
 export interface EventSocketHandlers {

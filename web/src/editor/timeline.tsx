@@ -1,17 +1,19 @@
 import { useEffect, useState } from 'preact/hooks';
 import { formatSeconds } from '../format.ts';
-import { TRACKS, type Asset, type Clip, type Track } from '../types.ts';
+import {
+  CLIP_VOLUME_MAX,
+  TRACKS,
+  type Asset,
+  type Clip,
+  type PatchClipRequest,
+  type Track,
+} from '../api-types.ts';
 import { formValue } from '../ui.tsx';
 import { assetName } from './library.tsx';
 
-/** A change of one clip, as PATCH /clips/<id> takes it. */
-export type ClipPatch = Partial<
-  Pick<Clip, 'idx' | 'start_sec' | 'trim_start_sec' | 'duration_sec' | 'volume'>
->;
-
 /** The actions the timeline asks the page to run (each with If-Match). */
 export interface TimelineActions {
-  update: (clip: Clip, patch: ClipPatch) => Promise<void>;
+  update: (clip: Clip, patch: PatchClipRequest) => Promise<void>;
   remove: (clip: Clip) => Promise<void>;
 }
 
@@ -56,7 +58,7 @@ function ClipRow(props: { clip: Clip; asset: Asset | undefined; count: number; a
   };
   const apply = (event: Event): void => {
     event.preventDefault();
-    const patch: ClipPatch = {};
+    const patch: PatchClipRequest = {};
     const t = numberOrNull(formValue(event, 'trim'));
     const d = numberOrNull(formValue(event, 'duration'));
     const v = numberOrNull(formValue(event, 'volume'));
@@ -136,7 +138,7 @@ function ClipRow(props: { clip: Clip; asset: Asset | undefined; count: number; a
             name="volume"
             type="number"
             min={0}
-            max={2}
+            max={CLIP_VOLUME_MAX}
             step={0.05}
             value={volume}
             onInput={(e) => setVolume(e.currentTarget.value)}

@@ -1,13 +1,13 @@
 import { dash } from '../api.ts';
 import { formatDate, formatDelta, formatNumber } from '../format.ts';
-import type { LedgerEntry } from '../types.ts';
+import type { Balance, Ledger } from '../api-types.ts';
 import { ErrorText, useLoad, useTitle } from '../ui.tsx';
 
 /** Credits: the balance and the ledger, newest first. */
 export function CreditsPage() {
   useTitle('Credits');
-  const balance = useLoad(() => dash<{ user_id: string; credits: number }>('GET', '/balance'), []);
-  const ledger = useLoad(() => dash<{ entries: LedgerEntry[] }>('GET', '/ledger').then((a) => a.entries), []);
+  const balance = useLoad(() => dash<Balance>('GET', '/balance'), []);
+  const ledger = useLoad(() => dash<Ledger>('GET', '/ledger').then((a) => a.entries), []);
   return (
     <section>
       <h1>Credits</h1>

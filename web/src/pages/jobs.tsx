@@ -1,25 +1,31 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { describeError, v1 } from '../api.ts';
 import { formatDate, formatNumber } from '../format.ts';
-import type { Job, JobStatus } from '../types.ts';
+import { JOB_STATUSES, type Job, type JobList, type JobStatus } from '../api-types.ts';
 import { ErrorText, useTitle } from '../ui.tsx';
 
-const STATUSES: JobStatus[] = ['processing', 'completed', 'failed', 'cancelled'];
 const PAGE = 20;
 const POLL_MS = 10_000;
 
+/** A job's media: the video of a completed video job, the images of a completed image job. */
+export function jobMedia(job: Job): { video: string | null; images: string[] } {
+  const result = job.result;
+  if (!result) return { video: null, images: [] };
+  return 'video' in result ? { video: result.video, images: [] } : { video: null, images: result.images };
+}
+
 /** The result of a completed job: its images or its video. */
 export function JobPreview(props: { job: Job }) {
-  const result = props.job.result;
-  if (!result) return null;
+  if (!props.job.result) return null;
+  const { video, images } = jobMedia(props.job);
   return (
     <div class="preview">
-      {result.video && (
-        <video src={result.video} controls preload="metadata" playsInline>
-          <a href={result.video}>Download the video</a>
+      {video && (
+        <video src={video} controls preload="metadata" playsInline>
+          <a href={video}>Download the video</a>
         </video>
       )}
-      {(result.images ?? []).map((src, i) => (
+      {images.map((src, i) => (
         <a key={src} href={src} target="_blank" rel="noopener noreferrer">
           <img src={src} alt={`Image ${i + 1} of job ${props.job.job_id}`} loading="lazy" />
         </a>
@@ -107,7 +113,7 @@ export function JobsPage() {
       const q = new URLSearchParams({ limit: String(PAGE) });
       if (status) q.set('status', status);
       if (more && cursor) q.set('cursor', cursor);
-      const page = await v1<{ jobs: Job[]; next_cursor: string | null }>('GET', '/jobs?' + q.toString());
+      const page = await v1<JobList>('GET', '/jobs?' + q.toString());
       if (mine !== generation.current) return;
       setJobs((old) =>
         more ? [...old, ...page.jobs.filter((j) => !old.some((o) => o.job_id === j.job_id))] : page.jobs,
@@ -153,7 +159,7 @@ export function JobsPage() {
             onChange={(e) => setStatus(e.currentTarget.value as JobStatus | '')}
           >
             <option value="">All</option>
-            {STATUSES.map((s) => (
+            {JOB_STATUSES.map((s) => (
               <option key={s} value={s}>
                 {s}
               </option>

@@ -1,13 +1,17 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { dash, describeError } from '../api.ts';
 import { formatDate } from '../format.ts';
-import { SCOPES, type ApiKey } from '../types.ts';
+import {
+  DEFAULT_SCOPE,
+  KEY_NAME_MAX,
+  SCOPES,
+  type ApiKey,
+  type CreatedKey,
+  type CreateKeyRequest,
+  type KeyList,
+  type Scope,
+} from '../api-types.ts';
 import { ErrorText, formValue, Link, Notice, useLoad, useTitle } from '../ui.tsx';
-
-interface CreatedKey {
-  key: Omit<ApiKey, 'revoked_at'>;
-  api_key: string;
-}
 
 /** Keys newest first, whatever order the server lists them in. */
 export function newestFirst(keys: ApiKey[]): ApiKey[] {
@@ -73,10 +77,10 @@ function NewKey(props: { created: CreatedKey; onDone: () => void }) {
 
 function CreateKeyForm(props: { onCreated: (created: CreatedKey) => void }) {
   const [name, setName] = useState('');
-  const [scopes, setScopes] = useState<Set<string>>(new Set(['models:read']));
+  const [scopes, setScopes] = useState<Set<Scope>>(new Set([DEFAULT_SCOPE]));
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const toggle = (scope: string, on: boolean): void => {
+  const toggle = (scope: Scope, on: boolean): void => {
     const next = new Set(scopes);
     if (on) next.add(scope);
     else next.delete(scope);
@@ -92,13 +96,13 @@ function CreateKeyForm(props: { onCreated: (created: CreatedKey) => void }) {
     setBusy(true);
     setError(null);
     try {
-      const body: { name?: string; scopes: string[] } = {
-        scopes: SCOPES.filter((s) => s === 'models:read' || checked.has(s)),
+      const body: CreateKeyRequest = {
+        scopes: SCOPES.filter((s) => s === DEFAULT_SCOPE || checked.has(s)),
       };
       if (typed) body.name = typed;
       const created = await dash<CreatedKey>('POST', '/keys', body);
       setName('');
-      setScopes(new Set(['models:read']));
+      setScopes(new Set([DEFAULT_SCOPE]));
       props.onCreated(created);
     } catch (err) {
       setError(describeError(err));
@@ -115,7 +119,7 @@ function CreateKeyForm(props: { onCreated: (created: CreatedKey) => void }) {
           id="key-name"
           name="name"
           type="text"
-          maxLength={120}
+          maxLength={KEY_NAME_MAX}
           value={name}
           onInput={(e) => setName(e.currentTarget.value)}
           autoComplete="off"
@@ -124,7 +128,7 @@ function CreateKeyForm(props: { onCreated: (created: CreatedKey) => void }) {
       <fieldset>
         <legend>Scopes</legend>
         {SCOPES.map((scope) => {
-          const fixed = scope === 'models:read';
+          const fixed = scope === DEFAULT_SCOPE;
           const id = 'scope-' + scope.replace(/[^a-z]/g, '-');
           return (
             <div class="check" key={scope}>
@@ -140,7 +144,7 @@ function CreateKeyForm(props: { onCreated: (created: CreatedKey) => void }) {
             </div>
           );
         })}
-        <p class="hint">models:read is on every key.</p>
+        <p class="hint">{DEFAULT_SCOPE} is on every key.</p>
       </fieldset>
       <ErrorText error={error} />
       <button type="submit" disabled={busy}>
@@ -206,7 +210,7 @@ function KeyRow(props: { apiKey: ApiKey; onRevoked: () => void }) {
 /** API keys: create (shown once), list, revoke. */
 export function KeysPage() {
   useTitle('API keys');
-  const keys = useLoad(() => dash<{ keys: ApiKey[] }>('GET', '/keys').then((a) => newestFirst(a.keys)), []);
+  const keys = useLoad(() => dash<KeyList>('GET', '/keys').then((a) => newestFirst(a.keys)), []);
   const [created, setCreated] = useState<CreatedKey | null>(null);
   return (
     <section>

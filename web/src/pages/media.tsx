@@ -1,12 +1,15 @@
 import { useState } from 'preact/hooks';
 import { describeError, v1 } from '../api.ts';
 import { formatDate, formatSeconds } from '../format.ts';
-import type { Asset, Job, ProjectState, ProjectSummary } from '../types.ts';
+import type { Asset, Job, JobList, ProjectList, ProjectState, ProjectSummary } from '../api-types.ts';
+import { assetNumber, assetText } from '../asset-metadata.ts';
 import { ErrorText, Link, useLoad, useTitle } from '../ui.tsx';
+import { jobMedia } from './jobs.tsx';
 
 const PROJECTS_SCANNED = 10;
 
-interface Export {
+/** An exported video and the project it was exported from. */
+interface ExportedVideo {
   project: ProjectSummary;
   asset: Asset;
 }
@@ -14,16 +17,13 @@ interface Export {
 function GeneratedMedia() {
   const [more, setMore] = useState<{ jobs: Job[]; cursor: string | null } | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const first = useLoad(
-    () => v1<{ jobs: Job[]; next_cursor: string | null }>('GET', '/jobs?status=completed&limit=50'),
-    [],
-  );
+  const first = useLoad(() => v1<JobList>('GET', '/jobs?status=completed&limit=50'), []);
   const jobs = more?.jobs ?? first.data?.jobs ?? [];
   const cursor = more ? more.cursor : (first.data?.next_cursor ?? null);
   const loadMore = async (): Promise<void> => {
     if (!cursor) return;
     try {
-      const page = await v1<{ jobs: Job[]; next_cursor: string | null }>(
+      const page = await v1<JobList>(
         'GET',
         '/jobs?status=completed&limit=50&cursor=' + encodeURIComponent(cursor),
       );
@@ -41,16 +41,17 @@ function GeneratedMedia() {
       <ul class="gallery">
         {jobs.flatMap((job) => {
           const items = [];
-          if (job.result?.video)
+          const { video, images } = jobMedia(job);
+          if (video)
             items.push(
               <li key={job.job_id + ':v'}>
-                <video src={job.result.video} controls preload="metadata" playsInline />
+                <video src={video} controls preload="metadata" playsInline />
                 <p class="caption">
                   Video · {job.model} · {formatDate(job.completed_at)}
                 </p>
               </li>,
             );
-          (job.result?.images ?? []).forEach((src, i) =>
+          images.forEach((src, i) =>
             items.push(
               <li key={src}>
                 <a href={src} target="_blank" rel="noopener noreferrer">
@@ -76,14 +77,16 @@ function GeneratedMedia() {
 
 function Exports() {
   const exports = useLoad(async () => {
-    const { projects } = await v1<{ projects: ProjectSummary[] }>('GET', '/media-studio/projects');
+    const { projects } = await v1<ProjectList>('GET', '/media-studio/projects');
     const states = await Promise.all(
       projects.slice(0, PROJECTS_SCANNED).map((p) =>
         v1<ProjectState>('GET', '/media-studio/projects/' + encodeURIComponent(p.id))
           .then((s) =>
-            s.assets.filter((a) => a.source === 'export').map((asset): Export => ({ project: p, asset })),
+            s.assets
+              .filter((a) => a.source === 'export')
+              .map((asset): ExportedVideo => ({ project: p, asset })),
           )
-          .catch(() => [] as Export[]),
+          .catch(() => [] as ExportedVideo[]),
       ),
     );
     return states.flat().sort((a, b) => b.asset.created_at.localeCompare(a.asset.created_at));
@@ -99,7 +102,7 @@ function Exports() {
           <li key={asset.id}>
             <video src={asset.url} controls preload="metadata" playsInline />
             <p class="caption">
-              {asset.metadata.name ?? 'Export'} · {formatSeconds(asset.metadata.duration_sec)} ·{' '}
+              {assetText(asset, 'name') ?? 'Export'} · {formatSeconds(assetNumber(asset, 'duration_sec'))} ·{' '}
               <Link href={'/editor/' + encodeURIComponent(project.id)}>{project.name}</Link>
             </p>
           </li>

@@ -5,8 +5,25 @@ import { Chat, type LiveTurn } from '../editor/chat.tsx';
 import { ExportPanel, type ExportRun } from '../editor/export-panel.tsx';
 import { Library } from '../editor/library.tsx';
 import { openProjectEvents } from '../editor/socket.ts';
-import { Timeline, type ClipPatch, type TimelineActions } from '../editor/timeline.tsx';
-import type { Asset, Clip, Message, ProjectEvent, ProjectState, Track, Video } from '../types.ts';
+import { Timeline, type TimelineActions } from '../editor/timeline.tsx';
+import type {
+  AddClipRequest,
+  Asset,
+  Clip,
+  ExportFit,
+  ExportRequest,
+  InstructRequest,
+  Message,
+  MessagePage,
+  PatchClipRequest,
+  ProjectEvent,
+  ProjectEventType,
+  ProjectState,
+  Track,
+  Video,
+  VideoCreated,
+} from '../api-types.ts';
+import { exportedFromVideo } from '../asset-metadata.ts';
 import { ErrorText, Link, Notice, useTitle } from '../ui.tsx';
 
 /**
@@ -19,7 +36,7 @@ const THREAD_PAGES = 10;
 const CHANGED = 'The project changed; reloaded';
 
 // Events after which the page re-reads the project (simpler than applying each one, and always right).
-const STATE_EVENTS = new Set([
+const STATE_EVENTS: ReadonlySet<string> = new Set<ProjectEventType>([
   'asset.created',
   'clip.created',
   'clip.updated',
@@ -33,9 +50,7 @@ const STATE_EVENTS = new Set([
 
 function latestExport(assets: Asset[], videoId: string | null): Asset | undefined {
   return assets
-    .filter(
-      (a) => a.source === 'export' && a.kind === 'video' && a.metadata.exported_from?.video_id === videoId,
-    )
+    .filter((a) => a.source === 'export' && a.kind === 'video' && exportedFromVideo(a) === videoId)
     .sort((a, b) => b.created_at.localeCompare(a.created_at))[0];
 }
 
@@ -45,7 +60,7 @@ async function loadThread(projectId: string, videoId: string): Promise<Message[]
   for (let page = 0; page < THREAD_PAGES; page++) {
     const q = new URLSearchParams({ limit: '100' });
     if (cursor) q.set('cursor', cursor);
-    const answer: { messages: Message[]; next_cursor: string | null } = await v1(
+    const answer: MessagePage = await v1(
       'GET',
       `/media-studio/projects/${encodeURIComponent(projectId)}/videos/${encodeURIComponent(videoId)}/messages?${q.toString()}`,
     );
@@ -184,7 +199,8 @@ export function ProjectPage(props: { projectId: string }) {
       if (STATE_EVENTS.has(event.type)) scheduleReload();
       if (!mine) return;
       const data = event.data;
-      switch (event.type) {
+      // A type this page does not know is ignored (types may be added, docs/editor.md "Events").
+      switch (event.type as ProjectEventType) {
         case 'turn.started':
           setLive({
             turnId: event.turn_id,
@@ -268,13 +284,16 @@ export function ProjectPage(props: { projectId: string }) {
   );
 
   const actions: TimelineActions = {
-    update: (clip: Clip, patch: ClipPatch) => edit('PATCH', '/clips/' + encodeURIComponent(clip.id), patch),
+    update: (clip: Clip, patch: PatchClipRequest) =>
+      edit('PATCH', '/clips/' + encodeURIComponent(clip.id), patch),
     remove: (clip: Clip) => edit('DELETE', '/clips/' + encodeURIComponent(clip.id)),
   };
 
   const place = async (asset: Asset, track: Track): Promise<void> => {
     try {
-      await edit('POST', '/clips', { video_id: videoId, track, asset_id: asset.id });
+      const body: AddClipRequest = { track, asset_id: asset.id };
+      if (videoId) body.video_id = videoId;
+      await edit('POST', '/clips', body);
     } catch (err) {
       setNotice(describeError(err));
     }
@@ -283,7 +302,7 @@ export function ProjectPage(props: { projectId: string }) {
   const addVideo = async (): Promise<void> => {
     try {
       const revision = stateRef.current?.project.revision;
-      const answer = await v1<{ video: Video }>('POST', base + '/videos', {
+      const answer = await v1<VideoCreated>('POST', base + '/videos', {
         json: {},
         headers: revision !== undefined ? { 'if-match': `"${revision}"` } : {},
       });
@@ -304,7 +323,8 @@ export function ProjectPage(props: { projectId: string }) {
     setLive((old) => old ?? { turnId: null, instruction, text: '' });
     turnEndedAt.current = null;
     try {
-      await v1('POST', base + '/instruct', { json: { instruction, video_id: videoId } });
+      const body: InstructRequest = { instruction, video_id: videoId };
+      await v1('POST', base + '/instruct', { json: body });
       // The turn's end, when its event came first, asked for the re-read this needs: share it.
       await threadReads.after(turnEndedAt.current ?? undefined);
       setLive(null);
@@ -319,10 +339,12 @@ export function ProjectPage(props: { projectId: string }) {
     }
   };
 
-  const runExport = async (fit: 'fit' | 'fill'): Promise<void> => {
+  const runExport = async (fit: ExportFit): Promise<void> => {
     setExportRun({ running: true, fraction: null, error: null });
     try {
-      await v1('POST', base + '/export', { json: { video_id: videoId, fit } });
+      const body: ExportRequest = { fit };
+      if (videoId) body.video_id = videoId;
+      await v1('POST', base + '/export', { json: body });
       setExportRun({ running: false, fraction: null, error: null });
       await reloadState();
     } catch (err) {

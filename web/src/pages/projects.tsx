@@ -2,31 +2,43 @@ import { useState } from 'preact/hooks';
 import { describeError, v1 } from '../api.ts';
 import { formatDate } from '../format.ts';
 import { navigate } from '../router.ts';
-import type { Project, ProjectSummary } from '../types.ts';
+import {
+  DEFAULT_ASPECT_RATIO,
+  DEFAULT_PROJECT_NAME,
+  PROJECT_ASPECT_RATIOS,
+  PROJECT_NAME_MAX,
+  type CreateProjectRequest,
+  type ProjectAspectRatio,
+  type ProjectCreated,
+  type ProjectList,
+} from '../api-types.ts';
 import { ErrorText, formValue, Link, useLoad, useTitle } from '../ui.tsx';
 
-const RATIOS = ['9:16', '1:1', '4:5', '16:9', '4:3'] as const;
+function isRatio(text: string): text is ProjectAspectRatio {
+  return (PROJECT_ASPECT_RATIOS as readonly string[]).includes(text);
+}
 
 /** The editor's start: create a project, list the projects (last changed first). */
 export function ProjectsPage() {
   useTitle('Editor');
   const projects = useLoad(
-    () => v1<{ projects: ProjectSummary[] }>('GET', '/media-studio/projects').then((a) => a.projects),
+    () => v1<ProjectList>('GET', '/media-studio/projects').then((a) => a.projects),
     [],
   );
   const [name, setName] = useState('');
-  const [ratio, setRatio] = useState<string>('9:16');
+  const [ratio, setRatio] = useState<ProjectAspectRatio>(DEFAULT_ASPECT_RATIO);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const create = async (event: Event): Promise<void> => {
     event.preventDefault();
     const typed = formValue(event, 'name').trim();
-    const body: Record<string, string> = { aspect_ratio: formValue(event, 'aspect_ratio') || ratio };
+    const chosen = formValue(event, 'aspect_ratio');
+    const body: CreateProjectRequest = { aspect_ratio: isRatio(chosen) ? chosen : ratio };
     if (typed) body.name = typed;
     setBusy(true);
     setError(null);
     try {
-      const { project } = await v1<{ project: Project }>('POST', '/media-studio/projects', { json: body });
+      const { project } = await v1<ProjectCreated>('POST', '/media-studio/projects', { json: body });
       navigate('/editor/' + encodeURIComponent(project.id));
     } catch (err) {
       setError(describeError(err));
@@ -45,8 +57,8 @@ export function ProjectsPage() {
               id="project-name"
               name="name"
               type="text"
-              maxLength={120}
-              placeholder="Untitled project"
+              maxLength={PROJECT_NAME_MAX}
+              placeholder={DEFAULT_PROJECT_NAME}
               value={name}
               onInput={(e) => setName(e.currentTarget.value)}
             />
@@ -57,9 +69,12 @@ export function ProjectsPage() {
               id="project-ratio"
               name="aspect_ratio"
               value={ratio}
-              onChange={(e) => setRatio(e.currentTarget.value)}
+              onChange={(e) => {
+                const chosen = e.currentTarget.value;
+                if (isRatio(chosen)) setRatio(chosen);
+              }}
             >
-              {RATIOS.map((r) => (
+              {PROJECT_ASPECT_RATIOS.map((r) => (
                 <option key={r} value={r}>
                   {r}
                 </option>

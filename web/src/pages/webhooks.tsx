@@ -2,12 +2,18 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { dash, describeError } from '../api.ts';
 import { formatDate } from '../format.ts';
 import { navigate } from '../router.ts';
-import type { ApiKey, Delivery, Webhook } from '../types.ts';
+import {
+  TEST_DELIVERY_PREFIX,
+  type ApiKey,
+  type DeliveryList,
+  type KeyList,
+  type SetWebhookRequest,
+  type TestDelivery,
+  type Webhook,
+  type WebhookSet,
+} from '../api-types.ts';
 import { ErrorText, formValue, Link, Notice, useLoad, useTitle } from '../ui.tsx';
 import { copyText, newestFirst } from './keys.tsx';
-
-/** Test deliveries' ids (docs/webhooks.md "Test deliveries"). */
-const TEST_DELIVERY_PREFIX = 'dlv_test_';
 
 function keyLabel(k: ApiKey): string {
   return `${k.name || 'Unnamed key'} (${k.prefix}…)`;
@@ -44,10 +50,9 @@ function Secret(props: { secret: string }) {
 function Deliveries(props: { keyId: string; version: number }) {
   const deliveries = useLoad(
     () =>
-      dash<{ deliveries: Delivery[] }>(
-        'GET',
-        `/keys/${encodeURIComponent(props.keyId)}/deliveries?limit=50`,
-      ).then((a) => a.deliveries),
+      dash<DeliveryList>('GET', `/keys/${encodeURIComponent(props.keyId)}/deliveries?limit=50`).then(
+        (a) => a.deliveries,
+      ),
     [props.keyId, props.version],
   );
   return (
@@ -86,7 +91,7 @@ function Deliveries(props: { keyId: string; version: number }) {
                       Attempt {a.attempt}, {formatDate(a.at)}:{' '}
                       {a.status !== null ? `HTTP ${a.status}` : 'no answer'}
                       {a.error ? ` — ${a.error}` : ''}
-                      {a.duration_ms !== null ? ` (${a.duration_ms} ms)` : ''}
+                      {` (${a.duration_ms} ms)`}
                     </li>
                   ))}
                 </ol>
@@ -138,16 +143,15 @@ function WebhookEditor(props: { apiKey: ApiKey }) {
     event.preventDefault();
     const entered = formValue(event, 'url').trim();
     void run(async () => {
-      const answer = await dash<{ url: string; secret?: string }>('PUT', `/keys/${id}/webhook`, {
-        url: entered,
-      });
+      const body: SetWebhookRequest = { url: entered };
+      const answer = await dash<WebhookSet>('PUT', `/keys/${id}/webhook`, body);
       if (answer.secret) setSecret(answer.secret);
       return 'Webhook saved.';
     });
   };
   const sendTest = (): void => {
     void run(async () => {
-      const { delivery } = await dash<{ delivery: Delivery }>('POST', `/keys/${id}/webhook/test`);
+      const { delivery } = await dash<TestDelivery>('POST', `/keys/${id}/webhook/test`);
       const attempt = delivery.attempts[0];
       if (!attempt) return 'Test delivery sent.';
       return attempt.status !== null
@@ -216,8 +220,7 @@ function WebhookEditor(props: { apiKey: ApiKey }) {
 export function WebhooksPage() {
   useTitle('Webhooks');
   const keys = useLoad(
-    () =>
-      dash<{ keys: ApiKey[] }>('GET', '/keys').then((a) => newestFirst(a.keys.filter((k) => !k.revoked_at))),
+    () => dash<KeyList>('GET', '/keys').then((a) => newestFirst(a.keys.filter((k) => !k.revoked_at))),
     [],
   );
   const wanted = new URLSearchParams(location.search).get('key');

@@ -11,7 +11,7 @@ import { VIDEO_DURATIONS_SECONDS, VIDEO_RESOLUTIONS, PROMPT_MAX_LENGTH } from '.
 // before it runs.
 // The timeline tools are the direct-edit routes' operations (docs/editor.md, Routes).
 
-/** A clip's place, timing and volume (docs/editor.md, Clip), shared by `add_clip`, `update_clip`, clip routes. */
+/** Clip place, timing, volume (docs/editor.md, Clip): shared by `add_clip`, `update_clip` and clip routes. */
 export const ClipTimingFields = {
   idx: Type.Optional(Type.Integer({ minimum: 0, description: 'position on the track, from 0' })),
   start_sec: Type.Optional(

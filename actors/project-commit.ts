@@ -5,7 +5,7 @@ import type { ProjectRecord, ProjectsRepository } from './ports/projects-reposit
 import type { MessageRecord, ThreadRepository } from './ports/thread-repository.ts';
 import type { HandlerContext } from './runtime/define.ts';
 
-/** What the project actor's handlers get (CONTRACT §4.1–4.2: timeline, turn queue, events). */
+/** What the project actor's handlers get: the timeline, the turn queue, the events (docs/editor.md). */
 export interface ProjectActorPorts {
   projects: ProjectsRepository;
   assets: AssetsRepository;
@@ -70,7 +70,7 @@ export function replayed<Result>(project: ProjectRecord, opId: string | undefine
   return project.applied_ops.find((op) => op.op_id === opId)?.result as Result | undefined;
 }
 
-/** 409 `{ error, revision }` when `ifMatch` names another revision (CONTRACT §4.1). */
+/** 409 `{ error, revision }` when `ifMatch` names another revision (docs/editor.md, Routes). */
 export function checkRevision(project: ProjectRecord, ifMatch: number | undefined): void {
   if (ifMatch !== undefined && ifMatch !== project.revision) {
     throw new AppError('conflict', 'The project has changed since that revision', {

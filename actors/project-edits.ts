@@ -356,8 +356,9 @@ export const editHandlers = {
 
   add_asset: (context: ProjectContext, message: Msg<'add_asset'>) =>
     edit(context, async (project) => {
-      // A turn's media may arrive after the turn failed (CONTRACT §4.1): it still joins the library, so an
-      // asset is never refused for a lost turn; its event names the turn only while that turn holds the project.
+      // A turn's media may arrive after the turn failed (docs/editor.md, Agent turns): it still joins the
+      // library, so an asset is never refused for a lost turn; its event names the turn only while that turn
+      // holds the project.
       const turnId = message.turn_id && project.turn?.turn_id === message.turn_id ? message.turn_id : null;
       const existing = await context.ports.assets.get(message.asset.id);
       const asset: AssetRecord = existing ?? {

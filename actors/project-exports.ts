@@ -5,10 +5,10 @@ import type { AssetRecord } from './ports/assets-repository.ts';
 import { commit, loadProject, replayed, type Committed, type ProjectContext } from './project-commit.ts';
 import { toAssetView } from './project-views.ts';
 
-// The project actor's export commands (issue 13, CONTRACT §4.2 `export.*`). An export reads the timeline and
-// renders outside the actor; it only announces itself here, so its events take their place in the project's
-// seq among edits and turns. None of them changes the timeline, so none bumps `revision`: an unchanged
-// `(video, revision, fit)` is still recognised after its own export was added to the library.
+// The project actor's export commands (the `export.*` events: docs/editor.md, Export events). An export reads
+// the timeline and renders outside the actor; it only announces itself here, so its events take their place
+// in the project's seq among edits and turns. None of them changes the timeline, so none bumps `revision`: an
+// unchanged `(video, revision, fit)` is still recognised after its own export was added to the library.
 
 const opId = Type.String({ minLength: 1, maxLength: 200 });
 

@@ -12,11 +12,12 @@ import {
   type ProjectContext,
 } from './project-commit.ts';
 
-// The turn queue of one project (CONTRACT §4.1, DESIGN.md §2): agent turns run one at a time, first come first
-// served. The queue is state, never a wait: `request_turn` answers granted or queued at once, the runner polls
-// `turn_status` while queued, renews its lease while running and ends with `finish_turn`, which grants the
-// next. A turn whose node stops renewing is failed once its lease ends, by whichever command or sweep comes
-// first (`turn_status`, `request_turn`, `expire_turn`), and the next turn is granted.
+// The turn queue of one project (docs/editor.md, The turn protocol; docs/architecture.md, Agent turns): agent
+// turns run one at a time, first come first served. The queue is state, never a wait: `request_turn` answers
+// granted or queued at once, the runner polls `turn_status` while queued, renews its lease while running and
+// ends with `finish_turn`, which grants the next. A turn whose node stops renewing is failed once its lease
+// ends, by whichever command or sweep comes first (`turn_status`, `request_turn`, `expire_turn`), and the
+// next turn is granted.
 //
 // If the runner's process dies: between `request_turn` and `begin_turn`, the granted turn's lease lapses and
 // it is dropped (it emitted nothing, so it leaves without an event, and its charge is owed back:
@@ -288,7 +289,7 @@ export const turnHandlers = {
     return { expired: after.version !== project.version };
   },
 
-  /** Deletes the project; a running turn fails first (CONTRACT §4.1), so its watchers hear why. */
+  /** Deletes the project; a running turn fails first (docs/editor.md, Routes), so its watchers hear why. */
   delete_project: async (context: ProjectContext) => {
     const project = await context.ports.projects.get(context.key);
     if (!project) return { deleted: true as const, dropped: [], assets: [] };

@@ -1,7 +1,7 @@
 import type { AssetRecord } from './ports/assets-repository.ts';
 import type { ClipRecord, ProjectRecord, VideoRecord } from './ports/projects-repository.ts';
 
-// The public shapes of the editor's documents (spec §2.4–2.7 plus CONTRACT §4 additions), built in one place
+// The public shapes of the editor's documents (docs/editor.md, Objects), built in one place
 // for the routes, the events and the agent alike.
 
 export function toProjectView(project: ProjectRecord) {

@@ -7,10 +7,10 @@ import { ExportCommands, exportHandlers } from './project-exports.ts';
 import { DeleteProjectCommand, TurnCommands, turnHandlers } from './project-turns.ts';
 
 /**
- * The project actor (key: project id) owns a project's timeline, library, context and turn queue (DESIGN.md
- * §2): every change, an agent's or a direct edit, is one of its commands, applied in order on any node; it
- * bumps `revision` and gives each event its `seq` (CONTRACT §4.2). Handlers only record: the agent, the
- * provider and ffmpeg run outside it.
+ * The project actor (key: project id) owns a project's timeline, library, context and turn queue
+ * (docs/architecture.md, Actors): every change, an agent's or a direct edit, is one of its commands, applied
+ * in order on any node; it bumps `revision` and gives each event its `seq` (docs/editor.md, Events).
+ * Handlers only record: the agent, the provider and ffmpeg run outside it.
  */
 export const PROJECT_ACTOR = 'project';
 

@@ -157,7 +157,7 @@ export const userActor = defineActor<UserActorPorts>()({
     debit: (context, message) => charge(context, message, -message.amount, 'debit'),
     /** Gives back credits of a failed, cancelled or abandoned job. */
     refund: (context, message) => refund(context, message),
-    /** An operator's grant (CONTRACT §3); a negative amount takes credits away, never below 0. */
+    /** An operator's grant (docs/operator.md, Admin API); a negative amount takes credits, never below 0. */
     grant: (context, message) => charge(context, message, message.amount, 'grant'),
     /** Charges one agent turn of the editor. */
     charge_turn: (context, message) => charge(context, message, -message.amount, 'agent_turn'),

@@ -9,7 +9,7 @@ export const HealthResponse = Type.Object({
   node_id: Type.String(),
   mongo: Type.Union([Type.Literal('up'), Type.Literal('down')]),
   nats: Type.Union([Type.Literal('up'), Type.Literal('down'), Type.Literal('embedded')]),
-  /** Present (true) while the node shuts down (CONTRACT §12). */
+  /** Present (true) while the node shuts down (docs/deploy.md, How a node stops). */
   draining: Type.Optional(Type.Boolean()),
 });
 

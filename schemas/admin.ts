@@ -172,7 +172,7 @@ export const KeyParams = Type.Object({
   key_id: Type.String({ minLength: 1, maxLength: 100, errorMessage: 'API key not found' }),
 });
 
-/** `POST /api/admin/v1/users/<id>/password` (CONTRACT §11). */
+/** `POST /api/admin/v1/users/<id>/password` (docs/accounts.md, Passwords). */
 export const PasswordBody = Type.Object({
   password: Type.String({
     minLength: PASSWORD_MIN_LENGTH,

@@ -6,11 +6,12 @@ import { CLIP_OFFSET_MAX_SEC } from './clip-bounds.ts';
 import { CLIP_VOLUME_MAX, PROJECT_ASPECT_RATIOS, TRACKS } from './editor-terms.ts';
 import { VIDEO_DURATIONS_SECONDS, VIDEO_RESOLUTIONS, PROMPT_MAX_LENGTH } from './models-catalog.ts';
 
-// The agent tools of CONTRACT §9: their names are public (operators write prompts against them), their
-// parameters are offered to an LLM as JSON Schema, and every call is checked against them before it runs.
-// The timeline tools are the direct-edit routes' operations (CONTRACT §4.1).
+// The agent tools (docs/editor.md, The tools): their names are public (operators write prompts against
+// them), their parameters are offered to an LLM as JSON Schema, and every call is checked against them
+// before it runs.
+// The timeline tools are the direct-edit routes' operations (docs/editor.md, Routes).
 
-/** The clip fields beyond the spec (CONTRACT §4), shared by `add_clip`, `update_clip` and the clip routes. */
+/** Clip place, timing, volume (docs/editor.md, Clip): shared by `add_clip`, `update_clip` and clip routes. */
 export const ClipTimingFields = {
   idx: Type.Optional(Type.Integer({ minimum: 0, description: 'position on the track, from 0' })),
   start_sec: Type.Optional(
@@ -103,5 +104,5 @@ export const AGENT_TOOLS = {
 
 export type AgentToolName = keyof typeof AGENT_TOOLS;
 export type AgentToolArgs<Name extends AgentToolName> = Static<(typeof AGENT_TOOLS)[Name]>;
-/** The tools that start a media generation: at most one call of these per turn (spec §8). */
+/** The tools that start a media generation: one call of these per turn (docs/editor.md, Agent turns). */
 export const MEDIA_TOOLS: readonly AgentToolName[] = ['generate_image', 'generate_video'];

@@ -1,6 +1,6 @@
 import Type, { type Static, type TSchema } from 'typebox';
 
-/** The `{ error, ...fields }` body of every error answer (spec §7.1); extra fields may ride along. */
+/** The `{ error, ...fields }` body of every error answer (docs/errors.md); extra fields may ride along. */
 export const ErrorSchema = Type.Object(
   { error: Type.String({ description: 'Human-readable message, or a stable code for export errors' }) },
   { additionalProperties: true, description: 'Error answer' },

@@ -18,8 +18,9 @@ import type { FieldRule } from './validate.ts';
 import { FreeFormObject, defaulted, literalUnion } from './common.ts';
 import { DEFAULT_ASPECT_RATIO } from './vocabulary.ts';
 
-// Request and answer bodies of the editor (spec §4.7, CONTRACT §4.1). Property order is the spec's table
-// order, which is the order the checks run in (CONTRACT §6); messages are CONTRACT §6's, word for word.
+// Request and answer bodies of the editor (docs/editor.md, Routes). Property order is the order of each
+// route's request table, which is the order the checks run in (docs/errors.md, Order of checks); messages
+// are docs/errors.md's, word for word.
 
 const ratioMessage = `aspect_ratio must be one of ${PROJECT_ASPECT_RATIOS.join(', ')}`;
 const Name = Type.String({
@@ -45,7 +46,7 @@ export const CreateProjectBody = Type.Object({
 export type CreateProjectRequest = Static<typeof CreateProjectBody>;
 export const DEFAULT_NAME = DEFAULT_PROJECT_NAME;
 
-/** `PATCH /projects/<id>` (CONTRACT §4.1). */
+/** `PATCH /projects/<id>` (docs/editor.md, Routes). */
 export const PatchProjectBody = Type.Object({
   name: Type.Optional(Name),
   description: Type.Optional(Description),
@@ -65,7 +66,7 @@ export const VideoBody = Type.Object({
 });
 export type VideoRequest = Static<typeof VideoBody>;
 
-/** `POST /projects/<id>/instruct` (spec §4.7). */
+/** `POST /projects/<id>/instruct` (docs/editor.md, Routes). */
 export const InstructBody = Type.Object({
   instruction: Type.Optional(
     Type.String({
@@ -166,7 +167,7 @@ export const importAssetRules = (accepts: (url: string) => boolean): FieldRule<I
   { field: 'url', check: (body) => accepts(body.url), message: 'url must be a https URL' },
 ];
 
-/** `POST /projects/<id>/export` (spec §4.7). */
+/** `POST /projects/<id>/export` (docs/editor.md, Routes). */
 export const EXPORT_FITS = ['fit', 'fill'] as const;
 export const ExportBody = Type.Object({
   video_id: Type.Optional(Id('video_id')),
@@ -301,7 +302,7 @@ export const MessagesResponse = Type.Object({
   next_cursor: Type.Union([Type.String(), Type.Null()]),
 });
 
-/** The events WebSocket's query (CONTRACT §4; the key's `access_token` is taken out before this is checked). */
+/** The events WebSocket's query (docs/editor.md, Connecting); `access_token` is taken out before checks. */
 export const EventsQuery = Type.Object({
   video_id: Type.Optional(Type.String({ maxLength: 100 })),
   since: Type.Optional(

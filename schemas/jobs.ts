@@ -12,8 +12,9 @@ import type { FieldRule } from './validate.ts';
 import { defaulted, literalUnion } from './common.ts';
 import { JOB_STATUSES } from './vocabulary.ts';
 
-// Request bodies of spec §4.2 / §4.3. Property order is the spec's table order, which is also the order the
-// checks run in (CONTRACT §6); every message is the spec's §7.4 text or CONTRACT §6's, word for word.
+// Request bodies of the generate routes (docs/api.md, Routes). Property order is their request tables' order,
+// which is also the order the checks run in (docs/errors.md, Order of checks); every message is the one
+// docs/errors.md gives, word for word.
 // Whether a URL is https (or our own media, any scheme) needs the service's base URL: the rules below take that
 // check as a function and run at their field's place in the order.
 
@@ -68,7 +69,7 @@ export type VideoGenerateRequest = Static<typeof VideoGenerateBody>;
 /** Is this an image URL the service accepts: https, or the service's own media (any scheme)? */
 export type ImageUrlAcceptance = (url: string) => boolean;
 
-/** The video body's rules beyond its schema, at their fields' places (CONTRACT §6). */
+/** The video body's rules beyond its schema, at their fields' places (docs/errors.md, Order of checks). */
 export function videoGenerateRules(accepts: ImageUrlAcceptance): FieldRule<VideoGenerateRequest>[] {
   return [
     {
@@ -116,7 +117,7 @@ export const ImageGenerateBody = Type.Object({
 });
 export type ImageGenerateRequest = Static<typeof ImageGenerateBody>;
 
-/** The image body's rules beyond its schema, at their fields' places (CONTRACT §6). */
+/** The image body's rules beyond its schema, at their fields' places (docs/errors.md, Order of checks). */
 export function imageGenerateRules(accepts: ImageUrlAcceptance): FieldRule<ImageGenerateRequest>[] {
   return [
     {
@@ -130,7 +131,7 @@ export function imageGenerateRules(accepts: ImageUrlAcceptance): FieldRule<Image
 const jobStatuses = (options: Record<string, unknown> = {}) => literalUnion(JOB_STATUSES, options);
 const JobStatus = jobStatuses();
 
-/** The 202 answer of both submit routes (spec §4.2): `model` is the model id here. */
+/** The 202 answer of both submit routes (docs/api.md, Routes): `model` is the model id here. */
 export const SubmitResponse = Type.Object({
   job_id: Type.String(),
   status: Type.Literal('processing'),
@@ -147,7 +148,7 @@ export const InsufficientCreditsResponse = Type.Object({
   credits_remaining: Type.Integer(),
 });
 
-/** A job as read back (spec §2.3 plus CONTRACT §4's `refunded_credits`): every field in every state. */
+/** A job as read back (docs/api.md, The Job object): every field in every state. */
 export const JobSchema = Type.Object({
   job_id: Type.String(),
   status: JobStatus,
@@ -173,7 +174,7 @@ export const CancelResponse = Type.Object({
   refunded_credits: Type.Integer(),
 });
 
-/** `GET /api/v1/jobs` query (CONTRACT §4). */
+/** `GET /api/v1/jobs` query (docs/api.md, GET /api/v1/jobs). */
 export const JobListQuery = Type.Object({
   limit: defaulted(
     Type.Integer({ minimum: 1, maximum: 100, default: 20, errorMessage: 'limit must be 1-100' }),

@@ -15,9 +15,9 @@ import {
 import { ImageGenerateBody, JobParams, VideoGenerateBody } from './jobs.ts';
 import { defaulted, literalUnion } from './common.ts';
 
-// Inputs and outputs of the MCP tools (CONTRACT §10). A tool that mirrors a REST call takes that call's body
+// Inputs and outputs of the MCP tools (docs/mcp.md). A tool that mirrors a REST call takes that call's body
 // plus its path ids and answers that call's 200 body, so the REST schemas are reused here: the same
-// validation messages (CONTRACT §6) and the same answer shapes (OpenAPI).
+// validation messages (docs/errors.md, Validation) and the same answer shapes (OpenAPI).
 
 /** A REST field schema without its `default`: where the default depends on something else in the input. */
 const withoutDefault = <T extends TSchema>(schema: T): T => {
@@ -71,7 +71,7 @@ export const McpEstimateCostOutput = Type.Object({
 });
 
 /**
- * `media_forge_generate`: the model, then the REST body of that model's route (spec §4.2 / §4.3). Defaults
+ * `media_forge_generate`: the model, then the REST body of that model's route (docs/api.md, Routes). Defaults
  * depend on the model, so none is given here: each body is completed and checked by its own route's schema.
  */
 export const McpGenerateInput = Type.Object({

@@ -1,4 +1,4 @@
-/** The phase-1 model ids (spec §2.1). */
+/** The phase-1 model ids (docs/api.md, GET /api/v1/models). */
 export const MODEL_IDS = {
   video: 'vidmodel-2.0',
   videoFast: 'vidmodel-2.0-fast',
@@ -8,7 +8,7 @@ export const MODEL_IDS = {
 /** One of the phase-1 model ids. */
 export type ModelId = (typeof MODEL_IDS)[keyof typeof MODEL_IDS];
 
-/** Display names, which job reads answer in `model` (spec §2.3). */
+/** Display names, which job reads answer in `model` (docs/api.md, The Job object). */
 export const MODEL_NAMES: Readonly<Record<ModelId, string>> = {
   'vidmodel-2.0': 'VidModel 2.0',
   'vidmodel-2.0-fast': 'VidModel 2.0 Fast',
@@ -36,17 +36,18 @@ export const DEFAULT_PROVIDER_ENDPOINTS: Readonly<ProviderEndpoints> = {
   imageEdit: 'fal-ai/nano-banana/edit',
 };
 
-// The request-field rules of spec §4.2 / §4.3 live here so the catalogue and the request schemas agree.
+// The request-field rules of the generate routes (docs/api.md, Routes) live here, so the catalogue and the
+// request schemas agree.
 
 /** Longest accepted prompt, in characters (both routes). */
 export const PROMPT_MAX_LENGTH = 4000;
-/** Accepted `duration_seconds` values, in the spec's order (which its error message repeats). */
+/** Accepted `duration_seconds` values, in the order docs/api.md lists them (the error message repeats it). */
 export const VIDEO_DURATIONS_SECONDS = [4, 5, 6, 8, 10, 15] as const;
-/** Accepted video `aspect_ratio` values, in the spec's order. */
+/** Accepted video `aspect_ratio` values, in the order docs/api.md lists them. */
 export const VIDEO_ASPECT_RATIOS = ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'] as const;
 /** Accepted video `resolution` values. */
 export const VIDEO_RESOLUTIONS = ['480p', '720p'] as const;
-/** Accepted image `aspect_ratio` values, in the spec's order. */
+/** Accepted image `aspect_ratio` values, in the order docs/api.md lists them. */
 export const IMAGE_ASPECT_RATIOS = ['1:1', '16:9', '9:16', '4:3', '3:4'] as const;
 /** Most reference images an image request may carry. */
 export const IMAGE_REFERENCE_URLS_MAX = 9;
@@ -57,8 +58,8 @@ export const IMAGES_PER_REQUEST_MAX = 4;
 export type VideoResolution = (typeof VIDEO_RESOLUTIONS)[number];
 
 /**
- * Credits per second of video, audio included (spec §8). The fast 480p rate is not in the spec; CONTRACT §4
- * fixes it at 81 (the standard 480p/720p ratio applied to 181, rounded).
+ * Credits per second of video, audio included (docs/api.md, Pricing). The fast 480p rate, 81, is the
+ * standard 480p/720p ratio applied to 181, rounded.
  */
 export const VIDEO_CREDITS_PER_SECOND: Readonly<
   Record<'standard' | 'fast', Record<VideoResolution, number>>
@@ -70,7 +71,7 @@ export const VIDEO_CREDITS_PER_SECOND: Readonly<
 /** Extra credits per second when audio is generated: zero, since the rates above already include it. */
 export const VIDEO_AUDIO_SURCHARGE_PER_SECOND = 0;
 
-/** Credits per generated image (spec §8). */
+/** Credits per generated image (docs/api.md, Pricing). */
 export const IMAGE_CREDITS_PER_IMAGE = 50;
 
 /** What a video request is priced on. */

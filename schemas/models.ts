@@ -1,6 +1,6 @@
 import Type, { type Static } from 'typebox';
 
-/** Per-second video pricing of a video model entry (spec §2.2). */
+/** Per-second video pricing of a video model entry (docs/api.md, GET /api/v1/models). */
 export const CreditsVideoSchema = Type.Object({
   base_per_second: Type.Integer({ minimum: 0 }),
   per_second_by_resolution: Type.Object({
@@ -16,7 +16,7 @@ export const CreditsImageSchema = Type.Object({
   per_image: Type.Integer({ minimum: 0 }),
 });
 
-/** One accepted request field in a catalogue entry's `params` (the spec leaves this shape open). */
+/** One accepted request field in a catalogue entry's `params` (docs/api.md, GET /api/v1/models). */
 export const ModelParamSchema = Type.Object({
   type: Type.Union([
     Type.Literal('string'),
@@ -40,7 +40,7 @@ export const ModelParamSchema = Type.Object({
   max_items: Type.Optional(Type.Integer({ minimum: 0 })),
 });
 
-/** A catalogue entry of `GET /api/v1/models` (spec §2.1). */
+/** A catalogue entry of `GET /api/v1/models` (docs/api.md). */
 export const ModelSchema = Type.Object({
   id: Type.String(),
   type: Type.Union([Type.Literal('video'), Type.Literal('image')]),

@@ -1,3 +1,3 @@
-/** Passwords of accounts (CONTRACT §11): at least 10 characters; the cap keeps request bodies small. */
+/** Account passwords (docs/accounts.md, Passwords): at least 10 characters; the cap keeps bodies small. */
 export const PASSWORD_MIN_LENGTH = 10;
 export const PASSWORD_MAX_LENGTH = 1024;

@@ -1,4 +1,4 @@
-/** The API key scopes of spec §5.3. */
+/** The API key scopes (docs/api.md, Scopes). */
 export const SCOPES = [
   'models:read',
   'video:write',

@@ -26,7 +26,7 @@ export interface FieldRule<T, Context = unknown> {
 /**
  * Compiles a schema into a checker that answers one message per failure, for the first failing field in
  * the schema's property order. A property schema may carry `errorMessage`, used word for word (that is how
- * the spec's exact validation messages are attached to fields), or a message per failure kind (see
+ * the exact validation messages of docs/errors.md are attached to fields), or a message per failure kind (see
  * `customMessage`); otherwise a readable message is derived.
  */
 export function createChecker<S extends TSchema, Context = unknown>(

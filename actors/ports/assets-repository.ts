@@ -1,6 +1,6 @@
 import type { AssetKind, AssetSource } from '../../schemas/editor-terms.ts';
 
-/** A project's library item (spec §2.6); its file is `media_id` in the media store. */
+/** A project's library item (docs/editor.md, Asset); its file is `media_id` in the media store. */
 export interface AssetRecord {
   id: string;
   project_id: string;
@@ -9,7 +9,7 @@ export interface AssetRecord {
   source: AssetSource;
   /** The stored file, served at `/media/<media_id>`. */
   media_id: string;
-  /** From the probe, never from an upload header or a remote server (CONTRACT §4.1). */
+  /** From the probe, never from an upload header or a remote server (docs/editor.md, Uploads and imports). */
   content_type: string;
   /** `prompt` and `model` for generated assets; `duration_sec`, `width`, `height` where they apply; `name`. */
   metadata: Record<string, unknown>;

@@ -1,4 +1,4 @@
-/** One project event (CONTRACT §4.2): what instruct's `agent_events` and the events WebSocket carry. */
+/** One project event (docs/editor.md, Events): what `agent_events` and the events WebSocket carry. */
 export interface ProjectEvent {
   type: string;
   /** Per project, strictly increasing without gaps, given out by the project's actor. */

@@ -1,10 +1,10 @@
 import type { ProjectAspectRatio, Track } from '../../schemas/editor-terms.ts';
 
-// Editor projects (spec §2.4–2.7). A project document holds everything its actor changes together — its
-// videos, every video's clips, the event counter, the turn queue — so that each change is one atomic write
-// of one document (the commit point), whatever the database.
+// Editor projects (docs/editor.md, Objects). A project document holds everything its actor changes together —
+// its videos, every video's clips, the event counter, the turn queue — so that each change is one atomic
+// write of one document (the commit point), whatever the database.
 
-/** One clip on a video's timeline (spec §2.7, CONTRACT §4 clip fields). */
+/** One clip on a video's timeline (docs/editor.md, Clip). */
 export interface ClipRecord {
   id: string;
   video_id: string;
@@ -28,7 +28,7 @@ export interface VideoRecord {
   created_at: Date;
 }
 
-/** A turn that asked to run (CONTRACT §4.1 turn queue), in arrival order. */
+/** A turn that asked to run (docs/editor.md, The turn protocol), in arrival order. */
 export interface TurnTicket {
   turn_id: string;
   video_id: string;
@@ -61,9 +61,9 @@ export interface ProjectRecord {
   context_md: string;
   videos: VideoRecord[];
   clips: ClipRecord[];
-  /** Bumped by every change of the timeline or the project (CONTRACT §4.1 `If-Match`). */
+  /** Bumped by every change of the timeline or the project (`If-Match`: docs/editor.md, Routes). */
   revision: number;
-  /** The last event `seq` given out (CONTRACT §4.2): never goes back. */
+  /** The last event `seq` given out (docs/editor.md, Events): never goes back. */
   seq: number;
   /** Bumped by every write: the condition of the next one (no two writers ever both succeed). */
   version: number;
@@ -81,7 +81,7 @@ export interface ProjectRecord {
   updated_at: Date;
 }
 
-/** A line of `GET /projects` (spec §4.7). */
+/** A line of `GET /projects` (docs/editor.md, Routes). */
 export type ProjectSummary = Pick<ProjectRecord, 'id' | 'name' | 'aspect_ratio' | 'updated_at'>;
 
 /** Projects storage (port). The project actor is the only writer of an existing project. */

@@ -1,4 +1,4 @@
-/** One message of a video's chat thread (CONTRACT §4.1 `GET .../messages`). */
+/** One message of a video's chat thread (docs/editor.md, Message). */
 export interface MessageRecord {
   id: string;
   project_id: string;
@@ -6,7 +6,7 @@ export interface MessageRecord {
   role: 'user' | 'assistant';
   text: string;
   image_urls?: string[];
-  /** An LLM agent's reply: the tokens its turn used (CONTRACT §9). */
+  /** An LLM agent's reply: the tokens its turn used (docs/editor.md, The LLM agent). */
   usage?: MessageUsage;
   turn_id: string;
   created_at: Date;

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Static, TSchema } from 'typebox';
 import type { Clock } from '../../src/platform/core/index.ts';
 
-/** Bounded in-handler retries for transient failures (never a delayed nak: DESIGN.md §2). */
+/** Bounded in-handler retries for transient failures (never a delayed nak: docs/architecture.md, Actors). */
 export interface RetryPolicy {
   attempts: number;
   baseDelayMs: number;
@@ -44,8 +44,9 @@ export interface HandlerContext<Ports> {
 
 /**
  * One command's handler. Handlers are short: they record state transitions and return a JSON-serialisable
- * answer (DESIGN.md §2). They may run again for the same message after a crash, so every change they make
- * must be idempotent by `op_id`. The message has passed its command's schema (defaults applied).
+ * answer (docs/architecture.md, Actors). They may run again for the same message after a crash, so every
+ * change they make must be idempotent by `op_id`. The message has passed its command's schema (defaults
+ * applied).
  */
 export type Handler<Ports, Message, Result = unknown> = (
   context: HandlerContext<Ports>,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# A MediaForge cluster on loopback, without containers (CONTRACT §12): a NATS cluster with JetStream (3 nodes,
-# or 1), one jongodb (MongoDB wire, single-node replica set) and N service nodes from the compiled dist/.
+# A MediaForge cluster on loopback, without containers (docs/deploy.md): NATS with JetStream (3 nodes, or
+# 1), one jongodb (MongoDB wire, single-node replica set) and N service nodes from the compiled dist/.
 #
 #   deploy/local/cluster.sh up                 start everything on free ports, print the URLs and admin token
 #   deploy/local/cluster.sh status             one line per process; exit 0 only when all are up

@@ -47,7 +47,7 @@ export interface KeyDeliveries {
   listForKey(keyId: string, limit: number): Promise<readonly object[]>;
 }
 
-/** Operator use cases behind the admin API (CONTRACT §3). */
+/** Operator use cases behind the admin API (docs/operator.md, Admin API). */
 export function createAdminService(deps: {
   users: UsersRepository;
   keys: ApiKeysRepository;
@@ -77,7 +77,7 @@ export function createAdminService(deps: {
     return key;
   }
 
-  /** Sets a user's password (CONTRACT §11: operators set it); only its scrypt hash is stored. */
+  /** Sets a user's password (operators set it: docs/accounts.md); only its scrypt hash is stored. */
   async function setPassword(userId: string, password: string): Promise<{ ok: true }> {
     await requireUser(userId);
     await deps.credentials.setPasswordHash(userId, await hashPassword(password), new Date(clock.now()));
@@ -188,8 +188,8 @@ export function createAdminService(deps: {
     },
 
     /**
-     * Clears URL and secret: the next PUT generates a new secret (rotation, spec §6.5). Deliveries waiting
-     * for a retry are dropped (an attempt already on its way still reads the URL first and finds none).
+     * Clears URL and secret: the next PUT generates a new secret (docs/webhooks.md). Deliveries waiting for a
+     * retry are dropped (an attempt already on its way still reads the URL first and finds none).
      */
     async clearWebhook(keyId: string) {
       await requireKey(keyId);
@@ -213,11 +213,11 @@ export function createAdminService(deps: {
 export type AdminService = ReturnType<typeof createAdminService>;
 
 /**
- * CONTRACT §3: an absolute https URL (http only when private targets are allowed, i.e. in tests) whose host
- * is not a literal private or local address nor a special-use name (`localhost`, `*.local`, `*.internal`, ...;
- * docs/webhooks.md#the-url) unless private targets are allowed (other names that resolve there are refused at
- * delivery). Answers the URL as WHATWG parsing normalises it (`0x7f.0.0.1` →
- * `127.0.0.1`, `https:\\host\\` → `https://host/`): what is checked is exactly what is stored and called.
+ * A webhook URL: an absolute https URL (http only when private targets are allowed, i.e. in tests) whose host
+ * is not a literal private or local address nor a special-use name (`localhost`, `*.local`, `*.internal`,
+ * ...; docs/webhooks.md#the-url) unless private targets are allowed (other names that resolve there are
+ * refused at delivery). Answers the URL as WHATWG parsing normalises it (`0x7f.0.0.1` → `127.0.0.1`,
+ * `https:\\host\\` → `https://host/`): what is checked is exactly what is stored and called.
  */
 export function assertWebhookUrl(raw: string, allowPrivate: boolean): string {
   let url: URL;

@@ -38,9 +38,9 @@ export function createAuthenticator(deps: {
   keys: ApiKeysRepository;
   adminToken: string;
   clock: Clock;
-  /** OAuth access tokens (`mfat_`), for routes that take them (CONTRACT §10: `/api/mcp` only). */
+  /** OAuth access tokens (`mfat_`), for routes that take them (`/api/mcp` only: docs/mcp.md). */
   accessTokens?: { authenticate(token: string): Promise<KeyPrincipal | null> };
-  /** The dashboard's session tokens (`mfdt_`), which every key route but the OAuth ones takes (CONTRACT §11). */
+  /** Dashboard session tokens (`mfdt_`), taken by every key route but the OAuth ones (docs/accounts.md). */
   sessionTokens?: { authenticateToken(token: string): Promise<KeyPrincipal | null> };
 }): Authenticator {
   const cache = new Map<string, CachedKey>();

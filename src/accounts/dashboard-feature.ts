@@ -2,8 +2,8 @@ import { createWebApp, type WebApp } from './routes/web-app.ts';
 import type { Feature, Platform } from '../platform/index.ts';
 
 /**
- * The dashboard (CONTRACT §11): the single-page application built into `dist/web/`. Its session API lives with
- * the accounts (`/api/dashboard/v1`); the page reaches everything else through `/api/v1`.
+ * The dashboard (docs/dashboard.md): the single-page application built into `dist/web/`. Its session API
+ * lives with the accounts (`/api/dashboard/v1`); the page reaches everything else through `/api/v1`.
  */
 export interface DashboardFeature extends Feature {
   /** The page's answer to a browser at a path that does not exist (for the pipeline's 404). */

@@ -29,7 +29,7 @@ import { oauthRoutes } from './routes/oauth.ts';
 
 /**
  * Accounts and keys: who may call (authentication, rate limits), the operators' admin API, people's sign-in
- * sessions (CONTRACT §11) and the OAuth authorization server of the MCP resource (CONTRACT §10).
+ * sessions (docs/accounts.md) and the OAuth authorization server of the MCP resource (docs/mcp.md).
  */
 export interface AccountsFeature extends Feature {
   auth: Authenticator;

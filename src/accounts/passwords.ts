@@ -1,7 +1,7 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 
-// Passwords (CONTRACT §11): scrypt with a random salt per password; the parameters travel with the hash, so
-// they can be raised later without invalidating stored hashes. Stored form:
+// Passwords (docs/accounts.md, Passwords): scrypt with a random salt per password; the parameters travel with
+// the hash, so they can be raised later without invalidating stored hashes. Stored form:
 // `scrypt$<N>$<r>$<p>$<salt, base64url>$<key, base64url>`.
 
 /** 2^15 × 8 × 128 bytes = 32 MiB and about 50–100 ms per hash: costly to guess, cheap enough to sign in. */

@@ -5,9 +5,9 @@ import { SESSION_COOKIE } from './routes/sign-in.ts';
 export const NOT_SIGNED_IN = 'Not signed in';
 
 /**
- * The session API's authentication (CONTRACT §11): the session cookie; a request that changes something must
- * also carry the session's CSRF token in `X-CSRF-Token` and come from our own `Origin` (a page elsewhere can
- * make the browser send the cookie, never read the token).
+ * The session API's authentication (docs/dashboard.md): the session cookie; a request that changes something
+ * must also carry the session's CSRF token in `X-CSRF-Token` and come from our own `Origin` (a page elsewhere
+ * can make the browser send the cookie, never read the token).
  */
 export function createSessionGuard(sessions: WebSessions, baseUrl: string): SessionGuard {
   const ownOrigin = new URL(baseUrl).origin;

@@ -1,6 +1,6 @@
-// Growing delays for failed sign-ins (CONTRACT §11), per client address and per account. A delay is a wait
-// before the attempt is checked, never a refusal: the right password still signs in, so a stranger who knows
-// an email can slow that account's sign-ins (by at most ACCOUNT.maxMs) but never lock its owner out. An
+// Growing delays for failed sign-ins (docs/accounts.md), per client address and per account. A delay is a
+// wait before the attempt is checked, never a refusal: the right password still signs in, so a stranger who
+// knows an email can slow that account's sign-ins (by at most ACCOUNT.maxMs) but never lock its owner out. An
 // address gets one attempt at a time, so its delays cannot be sidestepped by sending attempts in parallel;
 // that only ever stops the address that sends them.
 

@@ -13,18 +13,18 @@ import type { WebSessionRecord, WebSessionsRepository } from './ports/web-sessio
 import { hashPassword, verifyPassword } from './passwords.ts';
 import type { SignInThrottle } from './sign-in-throttle.ts';
 
-// Browser sessions (CONTRACT §11): email + password → a session kept in MongoDB, named by a random cookie
+// Browser sessions (docs/accounts.md): email + password → a session kept in MongoDB, named by a random cookie
 // whose hash is the session's id. Signing out everywhere ends every session of the user and, through
 // `onSignOutEverywhere`, every OAuth grant.
 
 export const SESSION_PREFIX = 'mfs_';
 export const SESSION_TTL_MS = 14 * 24 * 3600_000;
 const SESSION_COOKIE = /^mfs_[0-9A-Za-z]{43}$/;
-/** The page's bearer tokens for `/api/v1` and the events socket (CONTRACT §11): 15 minutes, renewed by the page. */
+/** The page's bearer tokens for `/api/v1` and the events socket (docs/accounts.md): 15 minutes, renewed. */
 export const SESSION_TOKEN_PREFIX = 'mfdt_';
 export const SESSION_TOKEN_TTL_MS = 15 * 60_000;
 const SESSION_TOKEN = /^mfdt_[0-9A-Za-z]{43}$/;
-/** One-time sign-in links (CONTRACT §11): an operator hands one over; it opens one session within 30 minutes. */
+/** One-time sign-in links (docs/accounts.md): from an operator; each opens one session within 30 minutes. */
 export const SIGN_IN_LINK_PREFIX = 'mfsl_';
 export const SIGN_IN_LINK_TTL_MS = 30 * 60_000;
 const SIGN_IN_LINK = /^mfsl_[0-9A-Za-z]{43}$/;

@@ -25,7 +25,7 @@ import { eventsFeature } from '../events/index.ts';
 import { exportFeature, videoExporter } from '../export/index.ts';
 import { mcpFeature } from '../mcp/index.ts';
 
-/** Parts a test may replace (DESIGN.md §5: fakes go through the same factory). */
+/** Parts a test may replace (fakes go through the same factory: docs/architecture.md, Conventions). */
 export interface AppDeps {
   clock?: Clock;
   logger?: Logger;
@@ -44,11 +44,11 @@ export interface StartedApp {
 }
 
 /**
- * Wires the service; the only place that does (DESIGN.md §1). The front binds first (answering 503 until it
- * is wired), so the service's own URL is known before anything that hands out URLs is built; then the
- * platform of the configured mode, then each feature, then the routes are served and the features started.
- * Stop runs it backwards: the front drains, the features stop (awaiting their running work), the platform
- * closes.
+ * Wires the service; the only place that does (docs/architecture.md, Wiring and lifecycle). The front binds
+ * first (answering 503 until it is wired), so the service's own URL is known before anything that hands out
+ * URLs is built; then the platform of the configured mode, then each feature, then the routes are served and
+ * the features started. Stop runs it backwards: the front drains, the features stop (awaiting their running
+ * work), the platform closes.
  */
 export async function startApp(config: Config, deps: AppDeps = {}): Promise<StartedApp> {
   const clock = deps.clock ?? systemClock;
@@ -70,9 +70,9 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
   });
   const features: Feature[] = [];
   const gate = createDrainGate();
-  // CONTRACT §12: readiness turns 503 and new requests are refused (retry elsewhere), clients hear what they
-  // must (sockets: reconnect elsewhere), in-flight requests — turns, exports — finish within the grace, and
-  // only then is closed what they may need.
+  // How a node stops (docs/deploy.md): readiness turns 503 and new requests are refused (retry elsewhere),
+  // clients hear what they must (sockets: reconnect elsewhere), in-flight requests — turns, exports — finish
+  // within the grace, and only then is closed what they may need.
   const shutdown = async (graceMs: number) => {
     const deadline = Date.now() + graceMs; // one grace for everything that runs, not one per step
     const remaining = () => Math.max(0, deadline - Date.now());
@@ -188,7 +188,7 @@ const DEMO_CREDITS = 100_000;
 async function createDemoAccount(admin: AdminService) {
   const { user } = await admin.createUser({ email: DEMO_EMAIL, credits: DEMO_CREDITS });
   const { api_key } = await admin.createKey(user.id, { name: 'demo', scopes: [...SCOPES] });
-  // The dashboard's sign-in (CONTRACT §11): printed once in the banner, like the key.
+  // The dashboard's sign-in (docs/accounts.md): printed once in the banner, like the key.
   const password = randomBase62(20);
   await admin.setPassword(user.id, password);
   return { userId: user.id, email: user.email, apiKey: api_key, password, credits: user.credits };

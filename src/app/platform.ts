@@ -75,9 +75,9 @@ export interface Repositories {
   thread: ThreadRepository;
   history: EventHistory;
   credentials: UserCredentialsRepository;
-  /** Browser sign-in sessions (CONTRACT §11). */
+  /** Browser sign-in sessions (docs/accounts.md). */
   webSessions: WebSessionsRepository;
-  /** The OAuth authorization server's clients, codes, grants and tokens (CONTRACT §10). */
+  /** The OAuth server's clients, codes, grants and tokens (docs/mcp.md, Authorization (OAuth 2.1)). */
   oauth: OAuthStore;
 }
 
@@ -100,9 +100,9 @@ export interface AppPlatform extends Platform {
 }
 
 /**
- * Starts the infrastructure of the configured mode (CONTRACT §2): embedded (jongodb started here, actors
- * in-process), single node (MongoDB, actors in-process) or cluster (MongoDB, actors over JetStream). On a
- * failure part-way, what was started is closed again before the error is rethrown.
+ * Starts the infrastructure of the configured mode (docs/operator.md, Modes): embedded (jongodb started here,
+ * actors in-process), single node (MongoDB, actors in-process) or cluster (MongoDB, actors over JetStream).
+ * On a failure part-way, what was started is closed again before the error is rethrown.
  */
 export async function startPlatform(
   config: Config,
@@ -172,7 +172,7 @@ export async function startPlatform(
       oauth,
     };
     const mediaUrl = (mediaId: string) => ownMediaPrefix(base.baseUrl) + mediaId;
-    // Project events reach every node's subscribers: over NATS subjects in cluster mode (DESIGN.md §2).
+    // Project events reach every node's subscribers (NATS subjects in cluster mode: docs/architecture.md).
     const events = nats
       ? createNatsEventBus({ connection: nats.connection, logger: log })
       : createInProcessEventBus({ logger: log });

@@ -6,7 +6,7 @@ import { callAdmin, printable, UnreachableError, UsageError, type AdminCall } fr
 const NEGATIVE_INTEGER = /^-\d+$/;
 const NEGATIVE_MARK = 'negative:';
 
-/** Maps `mediaforge admin <noun> <verb> ...` onto one admin API call (CONTRACT §3). */
+/** Maps `mediaforge admin <noun> <verb> ...` onto one admin API call (docs/operator.md, CLI). */
 export function adminCallFor(args: string[]): AdminCall {
   const { positionals, values } = parseArgs({
     // parseArgs would read `-100` as options; negative amounts are marked so they stay positional.

@@ -69,8 +69,8 @@ export async function serve(): Promise<void> {
 }
 
 /**
- * The one place secrets are printed (CONTRACT §2, §11): the generated admin token, the demo key and the demo
- * user's password, once.
+ * The one place secrets are printed (docs/operator.md, Modes; docs/decisions.md, Logs): the generated admin
+ * token, the demo key and the demo user's password, once.
  */
 function printEmbeddedBanner(app: StartedApp): void {
   const lines = [

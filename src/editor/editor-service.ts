@@ -46,7 +46,7 @@ export interface EditorServiceDeps {
   clock: Clock;
 }
 
-/** A direct edit's precondition (CONTRACT §4.1 `If-Match`). */
+/** A direct edit's precondition (`If-Match`: docs/editor.md, Routes). */
 export interface EditOptions {
   ifMatch?: number;
 }
@@ -55,7 +55,7 @@ export interface EditOptions {
 const editOp = () => newId('op', 16);
 
 /**
- * The editor's documents and direct edits (spec §4.7, CONTRACT §4.1). Reads go to the repositories; every
+ * The editor's documents and direct edits (docs/editor.md, Routes). Reads go to the repositories; every
  * change goes through the project's actor, which bumps the revision and announces it.
  */
 /** The user's project, or 404 (another user's project is not found either). */
@@ -174,7 +174,7 @@ export function createEditorService(deps: EditorServiceDeps) {
     async deleteProject(project: ProjectRecord) {
       const answer = await commands.delete_project(project.id, { op_id: editOp() });
       for (const turnId of answer.dropped) await refundDroppedTurn(deps.credits, project.user_id, turnId);
-      // Exported media stay: a `video_url` is permanent (spec §4.7). The rest are the project's own copies.
+      // Exported media stay: a `video_url` is permanent (docs/editor.md). The rest are the project's copies.
       const removable = answer.assets.filter((asset) => asset.source !== 'export');
       await Promise.all(removable.map((asset) => deps.store.delete(asset.media_id).catch(() => undefined)));
       return { id: project.id, deleted: true as const };
@@ -232,7 +232,7 @@ export function createEditorService(deps: EditorServiceDeps) {
       return { id: clipId, deleted: true as const };
     },
 
-    /** An upload: the raw file, streamed to a private file, probed, then stored (CONTRACT §4.1). */
+    /** An upload: the raw file, streamed to a private file, probed, then stored (docs/editor.md). */
     async upload(project: ProjectRecord, body: Readable, name: string | undefined) {
       const taken = await deps.intake.fromStream(body, { maxBytes: deps.uploadMaxBytes });
       return addTaken(project.user_id, project.id, taken, 'upload', name ? { name } : {});

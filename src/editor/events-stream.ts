@@ -7,7 +7,7 @@ import {
   type StreamConfig,
 } from '@nats-io/jetstream';
 
-/** The stream that keeps recent project events for `since=` replay from any node (DESIGN.md §2). */
+/** The stream that keeps recent project events for `since=` replay from any node (docs/architecture.md). */
 export const EVENTS_STREAM = 'MF_EVENTS';
 /** The server's own default. */
 const DEFAULT_DUPLICATE_WINDOW_MS = 120_000;

@@ -60,9 +60,9 @@ type EditorConfig = Pick<
 const LEASE_SWEEP_BATCH = 100;
 
 /**
- * The chat-driven editor (spec §4.6–4.7, CONTRACT §4.1–4.2, §8): projects and their documents, uploads and
- * imports, direct edits and agent turns through the project actor, the lease sweep that fails turns whose
- * node died, and the hook that turns media delivered after their turn into assets.
+ * The chat-driven editor (docs/editor.md): projects and their documents, uploads and imports, direct edits
+ * and agent turns through the project actor, the lease sweep that fails turns whose node died, and the hook
+ * that turns media delivered after their turn into assets.
  */
 /** The platform and what the wiring gives the editor slice. */
 export type EditorPlatform = Platform & {
@@ -203,11 +203,11 @@ export function editorFeature(
 /** A reference image larger than this is described to the model by id only (vision inputs are capped). */
 const INLINE_IMAGE_MAX_BYTES = 5 * 1024 * 1024;
 
-/** The configured agent (`AGENT`): the builtin director, or the LLM agent (CONTRACT §9). */
+/** The configured agent (`AGENT`): the builtin director, or the LLM agent (docs/editor.md, The LLM agent). */
 function createAgent(config: EditorConfig, store: MediaStore, assets: AssetsRepository): AgentModel {
   if (config.agent === 'builtin') return createBuiltinAgent();
   const { apiKey, baseUrl, model, timeoutMs, maxSteps } = config.llm;
-  // AGENT=llm without LLM_API_KEY: instruct answers 503 before anything is charged (spec §4.7).
+  // AGENT=llm without LLM_API_KEY: instruct answers 503 before anything is charged (docs/editor.md).
   if (!apiKey) {
     return {
       configured: false,

@@ -7,11 +7,11 @@ import type { TurnEventDraft } from './turns/turn-session.ts';
 export const generatedAssetId = (jobId: string) => `va_${jobId.replace(/^job_/, '')}`;
 
 /**
- * Turns the media of a completed editor job into a project asset (CONTRACT §4.1). Called by the turn that
- * waits for the job and by the job's completion hook (media delivered after their turn failed), on any node:
- * the asset id, its file and the actor op id all derive from the job id, so adding twice changes nothing.
- * The asset gets its own copy of the file: the job's copy goes with the job at retention, the asset's with
- * the project.
+ * Turns the media of a completed editor job into a project asset (docs/editor.md, Agent turns). Called by the
+ * turn that waits for the job and by the job's completion hook (media delivered after their turn failed), on
+ * any node: the asset id, its file and the actor op id all derive from the job id, so adding twice changes
+ * nothing. The asset gets its own copy of the file: the job's copy goes with the job at retention, the
+ * asset's with the project.
  */
 export function createGeneratedAssets(deps: { store: MediaStore; commands: ProjectCommands }) {
   return {

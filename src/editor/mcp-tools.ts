@@ -65,7 +65,7 @@ export interface EditorToolDeps {
   clock: Clock;
 }
 
-// The video editor's tools (CONTRACT §10): each calls what its REST route calls, with the route's checks.
+// The video editor's tools (docs/mcp.md): each calls what its REST route calls, with the route's checks.
 
 const EDITOR_READ: Scope = 'video-editor:read';
 const EDITOR_WRITE: Scope = 'video-editor:write';

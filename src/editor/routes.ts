@@ -37,7 +37,10 @@ import type { ProjectRecord } from '../../actors/index.ts';
 import type { EditorService } from './editor-service.ts';
 import type { EditorTurns } from './turns/editor-turns.ts';
 
-/** Media types an upload may be sent as (CONTRACT §4.1); what it is comes from the probe, not from this. */
+/**
+ * Media types an upload may be sent as (docs/editor.md, Uploads and imports); what it is comes from the
+ * probe, not from this.
+ */
 export const UPLOAD_CONTENT_TYPES = [
   'image/png',
   'image/jpeg',
@@ -80,7 +83,7 @@ export const editorErrors = (...statuses: number[]): Record<number, ResponseSpec
   >;
 };
 
-/** `If-Match: 5` or `"5"` (CONTRACT §4.1); anything else is a 400. */
+/** `If-Match: 5`, `"5"` or `W/"5"` (docs/editor.md, Routes); anything else is a 400. */
 export function ifMatchOf(headers: Record<string, string>): { ifMatch?: number } {
   const raw = headers['if-match'];
   if (raw === undefined) return {};
@@ -89,7 +92,7 @@ export function ifMatchOf(headers: Record<string, string>): { ifMatch?: number }
   return { ifMatch: Number(match[1]) };
 }
 
-/** The routes of spec §4.7 and CONTRACT §4.1 (export comes with its own feature). */
+/** The editor's routes (docs/editor.md, Routes); export comes with its own feature. */
 export function editorRoutes(
   editor: EditorService,
   turns: EditorTurns,
@@ -329,7 +332,7 @@ export function editorRoutes(
       params: ProjectParams,
       body: InstructBody,
       bodyRules: instructRules(options.acceptsUrl),
-      // 404 for the project and for a `video_id` of another project, before any 400 (CONTRACT §4.1).
+      // 404 for the project and for a `video_id` of another project, before any 400 (docs/editor.md, Routes).
       resource: async (ctx, json) => {
         const found = await project(ctx);
         const videoId =

@@ -78,11 +78,12 @@ const videoTopic = (projectId: string, videoId: string | null) =>
   `project/${projectId}/video/${videoId ?? '-'}`;
 
 /**
- * The events WebSocket (CONTRACT §4, §4.2) on uWebSockets.js pub/sub: every event is published once to its
- * project's topic and once to its video's (narrowed sockets subscribe to that and to the project-wide one), so
- * uWS frames each message once for all of a node's sockets. A socket joins through the fan-out: it replays
- * what it missed and subscribes only once it has caught up (see EventFanout). A socket that falls behind by `maxBufferedBytes` is closed
- * with 1013 — uWS's own limit is off, because past it uWS drops messages silently, close frame included.
+ * The events WebSocket (docs/editor.md, The events WebSocket) on uWebSockets.js pub/sub: every event is
+ * published once to its project's topic and once to its video's (narrowed sockets subscribe to that and to
+ * the project-wide one), so uWS frames each message once for all of a node's sockets. A socket joins through
+ * the fan-out: it replays what it missed and subscribes only once it has caught up (see EventFanout). A
+ * socket that falls behind by `maxBufferedBytes` is closed with 1013 — uWS's own limit is off, because past
+ * it uWS drops messages silently, close frame included.
  */
 export function createEventSockets(deps: {
   server: HttpServer;

@@ -8,9 +8,9 @@ import type { ApiKeysRepository } from '../accounts/index.ts';
 type EventsConfig = Pick<Config, 'wsAllowedOrigins' | 'wsRecheckMs' | 'tuning'>;
 
 /**
- * The events WebSocket (CONTRACT §4, §4.2): its handshake route, the node's sockets and their fan-out. Project
- * events reach every node over the platform's bus (NATS subjects in cluster mode) and are replayed from the
- * platform's replay history (JetStream's MF_EVENTS in cluster mode, MongoDB otherwise).
+ * The events WebSocket (docs/editor.md, The events WebSocket): its handshake route, the node's sockets and
+ * their fan-out. Project events reach every node over the platform's bus (NATS subjects in cluster mode) and
+ * are replayed from the platform's replay history (JetStream's MF_EVENTS in cluster mode, MongoDB otherwise).
  */
 /** The platform and what the wiring gives the events slice. */
 export type EventsPlatform = Platform & {

@@ -13,9 +13,10 @@ import { EVENTS_SOCKET_PATTERN, type EventSocketRequest } from './event-sockets.
 import { editorErrors } from '../editor/index.ts';
 
 /**
- * The events WebSocket's handshake (CONTRACT §4): checked like any request — key (header or `access_token`),
- * scope `video-editor:read`, the caller's project and video (404) — plus the browser's `Origin`, which must be
- * one of `allowedOrigins` when sent (another site's page must not read a user's project with a key it holds).
+ * The events WebSocket's handshake (docs/editor.md, Connecting): checked like any request — key (header or
+ * `access_token`), scope `video-editor:read`, the caller's project and video (404) — plus the browser's
+ * `Origin`, which must be one of `allowedOrigins` when sent (another site's page must not read a user's
+ * project with a key it holds).
  */
 export function eventsRoute(options: {
   /** The caller's project, or a 404. */
@@ -27,7 +28,7 @@ export function eventsRoute(options: {
     path: EVENTS_SOCKET_PATTERN,
     auth: { kind: 'key', scope: 'video-editor:read' },
     tags: ['editor'],
-    summary: 'WebSocket of the project’s events: replay after `since`, then live (CONTRACT §4.2)',
+    summary: 'WebSocket of the project’s events: replay after `since`, then live',
     params: ProjectParams,
     query: EventsQuery,
     responses: {

@@ -1,6 +1,6 @@
-// Records of the export children (issue 13): an ffmpeg child belongs to the process, so a service killed with
-// SIGKILL leaves its children running. Each child gets a file `<dir>/<pid>.json` while it runs; a restarted
-// service (or any node sharing the dir) kills the children of records whose owner is gone.
+// Records of the export children: an ffmpeg child belongs to the process, so a service killed with SIGKILL
+// leaves its children running. Each child gets a file `<dir>/<pid>.json` while it runs; a restarted service
+// (or any node sharing the dir) kills the children of records whose owner is gone.
 //
 // A pid alone is not an identity: pids are reused. A record holds the child's and the owner's start time
 // (field 22 of /proc/<pid>/stat, clock ticks since boot), so a reused pid — or a record from before a reboot —

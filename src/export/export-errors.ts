@@ -1,7 +1,7 @@
 import { AppError, type ErrorCode } from '../platform/index.ts';
 
-// The export's errors (spec §7.3, CONTRACT §4.3): a stable code in `error`, a message safe to show, and nothing
-// of ffmpeg's own output (that goes to the log, as the error's cause).
+// The export's errors (docs/errors.md, Export errors): a stable code in `error`, a message safe to show, and
+// nothing of ffmpeg's own output (that goes to the log, as the error's cause).
 
 export const EXPORT_ERRORS = {
   no_video_clips: 'bad_request',

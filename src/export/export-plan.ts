@@ -9,7 +9,7 @@ import type {
 } from '../../workers/index.ts';
 import type { ClipRecord, ProjectRecord } from '../../actors/index.ts';
 
-// Turns a video's timeline (issue 13, spec §4.7, CONTRACT §4.1 clip fields) into the plain ExportPlan the
+// Turns a video's timeline (docs/editor.md, How the timeline is resolved) into the plain ExportPlan the
 // export pool renders. Pure: the caller has already probed and staged every source, and chosen the output
 // size (services may not import workers/export/output-size.ts), so this is only arithmetic on seconds.
 
@@ -25,7 +25,7 @@ export interface ExportPlanInput {
   filters: FilterSupport;
 }
 
-/** The plan, with what was actually placed (spec §4.7 response counts). */
+/** The plan, with what was actually placed (the answer's counts: docs/editor.md, Routes). */
 export interface ExportPlanResult {
   plan: ExportPlan;
   /** Picture clips placed on the video track. */
@@ -50,7 +50,7 @@ export function exportPlan(input: ExportPlanInput): ExportPlanResult | { error: 
     const source = input.sources.get(clip.asset_id);
     if (!source) continue;
     if (source.kind === 'image') {
-      // An image has no length of its own: it shows for what the clip says, or the CONTRACT's default.
+      // An image has no length of its own: it shows for what the clip says, or the default (docs/editor.md).
       const durationSec = clip.duration_sec ?? IMAGE_CLIP_DEFAULT_SEC;
       if (durationSec > 0) picture.push({ source, trimStartSec: 0, durationSec, volume: clip.volume });
     } else if (source.kind === 'video') {

@@ -1,6 +1,6 @@
-// The probe of an export's sources (issue 13): the same checks and single ffprobe run as an upload's probe
-// (probe.ts: magic bytes, completeness, forced demuxer, file/pipe protocols only, niced and time-limited), read
-// for what the render needs to plan its filters: codecs, stored size, frame rate, pixel format, rotation.
+// The probe of an export's sources: the same checks and single ffprobe run as an upload's probe (probe.ts:
+// magic bytes, completeness, forced demuxer, file/pipe protocols only, niced and time-limited), read for what
+// the render needs to plan its filters: codecs, stored size, frame rate, pixel format, rotation.
 import type { ExportSource } from '../../workers/index.ts';
 import {
   frameRate,

@@ -30,10 +30,10 @@ import type {
 import { exportPlan, type ExportPlanResult } from './export-plan.ts';
 import type { ExportQueue } from './export-queue.ts';
 
-// The export call (spec §4.7, CONTRACT §4.3, issue 13): the timeline of one video, resolved against its staged
-// and probed sources, rendered by the pool, stored, and added to the library as an asset — announced through
-// the project's actor as `export.*` events. Synchronous for the caller, but a caller that goes away does not
-// stop it: the result still becomes an asset and `export.completed` tells the project's sockets. Deleting the
+// The export call (docs/editor.md, Export): the timeline of one video, resolved against its staged and probed
+// sources, rendered by the pool, stored, and added to the library as an asset — announced through the
+// project's actor as `export.*` events. Synchronous for the caller, but a caller that goes away does not stop
+// it: the result still becomes an asset and `export.completed` tells the project's sockets. Deleting the
 // project does stop it, on whichever node it runs (docs/editor.md, "Time, concurrency and going away"): the
 // export listens for `project.deleted` on the event bus while it lives, and a periodic check of its project
 // catches a deletion whose event it missed.
@@ -79,7 +79,7 @@ interface ExportJob {
   gone: AbortSignal;
 }
 
-/** The 200 body (spec §4.7). */
+/** The 200 body (docs/editor.md, Routes). */
 export interface ExportResponse {
   asset_id: string;
   video_url: string;

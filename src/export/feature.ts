@@ -41,7 +41,7 @@ const LEFTOVER_MARGIN_MS = 60_000;
 const PROJECT_CHECK_INTERVAL_MS = 5_000;
 
 /**
- * The export (issue 13, spec §4.7): the Piscina pool, the per-export work folders, the records of ffmpeg
+ * The export (docs/editor.md, Export): the Piscina pool, the per-export work folders, the records of ffmpeg
  * children (a restarted process kills what a killed one left running), and the route. At start-up it asks the
  * resolved ffmpeg which filters it has, and says once what the export will do without.
  */

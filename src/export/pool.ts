@@ -1,5 +1,5 @@
-// The export pool (issue 13, item 1; DESIGN.md §3): Piscina threads, each running one ffmpeg child at a time
-// through workers/export/worker.ts. A task owns its child; cancelling is a message to the task, never
+// The export pool (docs/architecture.md, Dependencies): Piscina threads, each running one ffmpeg child at a
+// time through workers/export/worker.ts. A task owns its child; cancelling is a message to the task, never
 // Piscina's abort (that stops the thread and leaves the child running, since a child belongs to the process).
 // Every child's pid comes back here, so that whatever goes wrong with a thread — it dies, the pool closes, an
 // abort goes unanswered — the child is SIGKILLed by pid from the main thread.

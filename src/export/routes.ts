@@ -11,7 +11,7 @@ const videoIdOf = (json: unknown): string | undefined =>
     ? (json as { video_id: string }).video_id
     : undefined;
 
-/** `POST /projects/<id>/export` (spec §4.7, 7.3; CONTRACT §4.3): one mp4 of the video's four tracks. */
+/** `POST /projects/<id>/export` (docs/editor.md, Export): one mp4 of the video's four tracks. */
 export function exportRoute(
   exports: ExportService,
   editor: {

@@ -1,6 +1,6 @@
-// Export workspaces (issue 13): one private folder per export under EXPORT_WORK_DIR, where the sources are
-// copied out of the media store and probed — ffmpeg reads local files only, whatever store holds the media —
-// and where the output is written before it is stored. Each failure is named by the export's error codes.
+// Export workspaces: one private folder per export under EXPORT_WORK_DIR, where the sources are copied out of
+// the media store and probed — ffmpeg reads local files only, whatever store holds the media — and where the
+// output is written before it is stored. Each failure is named by the export's error codes.
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';

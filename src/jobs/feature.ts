@@ -46,7 +46,7 @@ type JobsConfig = Pick<
 >;
 
 /**
- * Generation jobs (spec §3.1, §4.2–4.5): the provider, submits, completion polling (the `MF_JOBS` queue in
+ * Generation jobs (docs/api.md, States): the provider, submits, completion polling (the `MF_JOBS` queue in
  * cluster mode, timers otherwise), the sweeper, and `/media`. `onFinished` hears of every job that ends.
  */
 /** The platform and what the wiring gives the jobs slice. */

@@ -33,7 +33,7 @@ export interface InboundImagesDeps {
   limits: MediaLimits;
 }
 
-/** Our own media URL prefix: such URLs are read straight from the store, whatever their scheme (CONTRACT §4). */
+/** Our own media URL prefix: such URLs are read from the store, whatever their scheme (docs/api.md). */
 export function ownMediaPrefix(publicBaseUrl: string): string {
   return `${publicBaseUrl}/media/`;
 }
@@ -85,7 +85,7 @@ export function createInboundImages(deps: InboundImagesDeps) {
     if (breach) throw new MediaOverLimit('image', breach).forField(field);
   }
 
-  /** `urlMessage`: the field's URL message (CONTRACT §6), for a URL that is not usable at all. */
+  /** `urlMessage`: the field's URL message (docs/errors.md), for a URL that is not usable at all. */
   async function load(url: string, field: string, urlMessage: string): Promise<Loaded> {
     const prefix = ownMediaPrefix(deps.publicBaseUrl);
     const mediaId = ownMediaId(url, deps.publicBaseUrl);

@@ -22,9 +22,9 @@ export interface JobCompletionDeps {
 const OUTPUT_MAX_BYTES = 1024 * 1024 * 1024;
 
 /**
- * One poll of one processing job (spec §3.1): still running → poll again; finished → copy the outputs into our
- * store and complete; provider failure, empty output or time-out → fail and refund. Every move is conditional
- * on `processing`, so a cancel that won the race leaves the poll with nothing to do.
+ * One poll of one processing job (docs/api.md, States): still running → poll again; finished → copy the
+ * outputs into our store and complete; provider failure, empty output or time-out → fail and refund. Every
+ * move is conditional on `processing`, so a cancel that won the race leaves the poll with nothing to do.
  */
 export function createJobCompletion(deps: JobCompletionDeps) {
   const { jobs, provider, clock, logger } = deps;

@@ -10,7 +10,10 @@ function shownStatus(job: JobRecord): JobView['status'] {
   return job.status === 'submitting' || job.status === 'failing' ? 'processing' : job.status;
 }
 
-/** A stored job as the API shows it (spec §2.3): every field in every state, `model` as the display name. */
+/**
+ * A stored job as the API shows it (docs/api.md, The Job object): every field in every state, `model` as the
+ * display name.
+ */
 export function toJobView(job: JobRecord): JobView {
   return {
     job_id: job.id,

@@ -39,7 +39,7 @@ export interface JobsServiceDeps {
   pollIntervalMs: number;
 }
 
-/** The 202 answer of a submit (spec §4.2). */
+/** The 202 answer of a submit (docs/api.md, POST /api/v1/video/vidmodel-2/generate). */
 export interface SubmitAnswer {
   job_id: string;
   status: 'processing';
@@ -95,14 +95,14 @@ export interface SubmitOptions {
   origin?: JobOrigin;
 }
 
-/** Submitting, reading, listing and cancelling generation jobs (spec §3.1, §4.2–4.5). */
+/** Submitting, reading, listing and cancelling generation jobs (docs/api.md, Routes; States). */
 export function createJobsService(deps: JobsServiceDeps) {
   const { jobs, credits, provider, clock, logger } = deps;
 
   /**
-   * The submit protocol (DESIGN.md §2): the job is written first (`submitting`, naming its debit), then the
-   * debit, then the provider call, then `processing`. A crash anywhere leaves a `submitting` job that the
-   * sweeper refunds (only if the debit happened) and removes, so no credit is ever lost.
+   * The submit protocol (docs/architecture.md): the job is written first (`submitting`, naming its debit),
+   * then the debit, then the provider call, then `processing`. A crash anywhere leaves a `submitting` job
+   * that the sweeper refunds (only if the debit happened) and removes, so no credit is ever lost.
    */
   async function submit(
     principal: KeyPrincipal,
@@ -244,7 +244,7 @@ export function createJobsService(deps: JobsServiceDeps) {
       return toJobView(await owned(userId, jobId));
     },
 
-    /** `GET /api/v1/jobs` (CONTRACT §4): newest first, with an opaque cursor. */
+    /** `GET /api/v1/jobs` (docs/api.md): newest first, with an opaque cursor. */
     async list(userId: string, query: { limit: number; status?: JobStatus; cursor?: string }) {
       const after = query.cursor ? decodeCursor(query.cursor) : undefined;
       const page = await jobs.list(userId, {
@@ -285,7 +285,7 @@ export function createJobsService(deps: JobsServiceDeps) {
 
 export type JobsService = ReturnType<typeof createJobsService>;
 
-/** 402 as spec §4.2 has it: `{ error, credits_required, credits_remaining }`. */
+/** 402 as docs/errors.md has it: `{ error, credits_required, credits_remaining }`. */
 function insufficientCredits(required: number, remaining: number): AppError {
   return new AppError('insufficient_credits', 'Insufficient credits', {
     credits_required: required,

@@ -60,11 +60,14 @@ export interface JobToolDeps {
   jobWaitPollMs?: number;
 }
 
-// The tools of the catalogue, jobs and the account (CONTRACT §10): each calls what its REST route calls.
+// The tools of the catalogue, jobs and the account (docs/mcp.md): each calls what its REST route calls.
 
 const DEFAULT_JOB_WAIT_POLL_MS = 500;
 
-/** The spec §4.2 prompt structure, with an example (the `video_prompt_guide` answer). */
+/**
+ * The recommended video prompt structure (docs/api.md, POST /api/v1/video/vidmodel-2/generate), with an
+ * example (the `video_prompt_guide` answer).
+ */
 export const VIDEO_PROMPT_GUIDE = `# Writing a video prompt (vidmodel-2.0, vidmodel-2.0-fast)
 
 The models follow a shot list best. Not validated, but recommended:
@@ -92,7 +95,7 @@ Audio: tyres hissing on wet asphalt, distant traffic, rain on metal; NO MUSIC.
 - Audio is generated natively (\`generate_audio\`, default true, no extra cost).
 `;
 
-/** The price of an estimate: the same functions the jobs are charged with (spec §8). */
+/** The price of an estimate: the same functions the jobs are charged with (docs/api.md, Pricing). */
 export function estimateCost(input: Static<typeof McpEstimateCostInput>): {
   model: ModelId;
   credits: number;
@@ -126,7 +129,7 @@ function fastOf(model: ModelId, fast: boolean | undefined): boolean {
   return fast ?? false;
 }
 
-/** The REST bodies' fields, in their order (the spec's request tables): one source, the route schemas. */
+/** The REST bodies' fields, in their request tables' order (docs/api.md): one source, the route schemas. */
 const VIDEO_FIELDS: readonly string[] = Object.keys(VideoGenerateBody.properties);
 const IMAGE_FIELDS: readonly string[] = Object.keys(ImageGenerateBody.properties);
 const GENERATE_FIELDS: readonly string[] = [...new Set<string>([...VIDEO_FIELDS, ...IMAGE_FIELDS])];

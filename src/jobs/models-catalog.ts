@@ -25,7 +25,7 @@ export interface ModelsCatalogOptions {
   endpoints: ProviderEndpoints;
 }
 
-/** The `GET /api/v1/models` list of CONTRACT §5, for the configured provider and endpoints. */
+/** The `GET /api/v1/models` list (docs/api.md), for the configured provider and endpoints. */
 export function buildModelsCatalog(options: ModelsCatalogOptions): Model[] {
   const { provider, endpoints } = options;
   return [

@@ -28,7 +28,7 @@ const submitErrors = (scope: string): Record<number, ResponseSpec> => ({
   ...common,
 });
 
-/** The generation and job routes of spec §4.2–4.5 and CONTRACT §4; `acceptsImageUrl` knows our own media. */
+/** The generation and job routes (docs/api.md, Routes); `acceptsImageUrl` knows our own media. */
 export function jobRoutes(service: JobsService, acceptsImageUrl: ImageUrlAcceptance): RouteDefinition[] {
   return [
     defineRoute({

@@ -22,7 +22,7 @@ import {
 } from '../platform/index.ts';
 import type { McpSessionRecord, McpSessionsRepository } from './mcp-sessions.ts';
 
-// The MCP server (CONTRACT §10) over the SDK's web-standard Streamable HTTP transport. Every HTTP request gets
+// The MCP server (docs/mcp.md) over the SDK's web-standard Streamable HTTP transport. Every HTTP request gets
 // its own SDK server and transport, in the transport's stateless mode; the session (`Mcp-Session-Id`) is ours,
 // kept in MongoDB, so any node serves any session without affinity. A `notifications/cancelled` reaches the
 // call it names on whichever node runs it (over the event bus when it is another).

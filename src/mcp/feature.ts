@@ -23,7 +23,7 @@ Editing a video: video_editor_create_project, then video_editor_instruct with wh
 Credits: get_account shows the balance. Every editor turn costs 5 credits plus the media it generates.`;
 
 /**
- * The MCP server (CONTRACT §10) at `/api/mcp`: the 17 tools over the same services as REST, sessions kept in
+ * The MCP server (docs/mcp.md) at `/api/mcp`: the 17 tools over the same services as REST, sessions kept in
  * MongoDB (any node serves any session), idle sessions swept.
  */
 /** The platform and what the wiring gives the MCP slice. */

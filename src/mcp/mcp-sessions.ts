@@ -1,4 +1,4 @@
-/** One MCP session (CONTRACT §10): opened by `initialize`, bound to the API key that opened it. */
+/** One MCP session (docs/mcp.md): opened by `initialize`, bound to the API key that opened it. */
 export interface McpSessionRecord {
   /** The `Mcp-Session-Id` (random, unguessable; not a credential: every request still authenticates). */
   id: string;

@@ -16,7 +16,7 @@ import {
 } from '../platform/index.ts';
 import { SCOPES } from '../../schemas/scopes.ts';
 
-// `/api/mcp` (CONTRACT §10) on the uWebSockets.js front: the pipeline authenticates, limits and audits each
+// `/api/mcp` (docs/mcp.md) on the uWebSockets.js front: the pipeline authenticates, limits and audits each
 // HTTP request like any other; the request is then handed to the MCP endpoint as a web-standard `Request`, and
 // its `Response` written back — JSON at once, an event stream (`text/event-stream`) chunk by chunk.
 
@@ -93,7 +93,7 @@ function protectedResourceRoute(baseUrl: string, path: string): RouteDefinition 
   const body = new JsonText(
     JSON.stringify({
       resource: `${baseUrl}${MCP_PATH}`,
-      // The service is its own authorization server (CONTRACT §10): OAuth clients start there.
+      // The service is its own authorization server (docs/mcp.md): OAuth clients start there.
       authorization_servers: [baseUrl],
       scopes_supported: [...SCOPES],
       bearer_methods_supported: ['header'],

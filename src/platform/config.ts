@@ -3,7 +3,8 @@ import Type, { type Static, type TSchema } from 'typebox';
 import { createChecker } from '../../schemas/validate.ts';
 import { DEFAULT_PROVIDER_ENDPOINTS, type ProviderEndpoints } from '../../schemas/models-catalog.ts';
 
-// The only module that reads process.env (DESIGN.md §1). Every variable of CONTRACT §2, validated once.
+// The only module that reads process.env (docs/architecture.md, Conventions). Every variable listed in
+// docs/operator.md (Configuration), validated once.
 
 const Int = (options: { minimum?: number; maximum?: number; default?: number } = {}) =>
   Type.Integer({ minimum: 0, ...options });
@@ -17,7 +18,7 @@ const OneOf = <T extends string>(values: readonly T[], fallback?: T) =>
 const Url = (description: string) =>
   Type.Optional(Type.String({ pattern: '^[a-z][a-z0-9+.-]*://\\S+$', errorMessage: description }));
 
-/** The environment as the service understands it (names exactly as CONTRACT §2). */
+/** The environment as the service understands it (names exactly as in docs/operator.md, Configuration). */
 export const EnvSchema = Type.Object({
   PORT: Int({ maximum: 65535, default: 8080 }),
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
@@ -152,8 +153,8 @@ export interface Config {
   /** The editor's agent (`AGENT`). */
   agent: Env['AGENT'];
   /**
-   * The LLM agent's server (CONTRACT §9): any OpenAI-compatible Chat Completions endpoint. `apiKey` undefined:
-   * instruct answers 503 when `AGENT=llm`.
+   * The LLM agent's server (docs/editor.md, The LLM agent): any OpenAI-compatible Chat Completions endpoint.
+   * `apiKey` undefined: instruct answers 503 when `AGENT=llm`.
    */
   llm: { baseUrl: string; apiKey: string | undefined; model: string; timeoutMs: number; maxSteps: number };
   /** A granted agent turn whose node stops renewing is failed after this long (`TURN_LEASE_MS`). */
@@ -162,9 +163,9 @@ export interface Config {
   turnQueueMax: number;
   /** MCP sessions unused this long are dropped (`MCP_SESSION_IDLE_MS`). */
   mcpSessionIdleMs: number;
-  /** Lifetime of the OAuth access tokens the service issues (`OAUTH_ACCESS_TOKEN_TTL_SECONDS`, CONTRACT §10). */
+  /** Lifetime of the OAuth access tokens issued (`OAUTH_ACCESS_TOKEN_TTL_SECONDS`, docs/mcp.md). */
   oauthAccessTokenTtlMs: number;
-  /** Self-registration on the dashboard (`SIGNUP=open`) and the opening balance it gives (CONTRACT §11). */
+  /** Self-registration (`SIGNUP=open`) and the opening balance it gives (docs/accounts.md, Signing up). */
   signup: { open: boolean; credits: number };
   /** Largest asset upload or import (`UPLOAD_MAX_BYTES`). */
   uploadMaxBytes: number;

@@ -11,7 +11,7 @@ import type {
 } from './ports/webhook-deliveries-repository.ts';
 import type { WebhookPost } from './ports/webhook-post.ts';
 
-/** spec §6.2 */
+/** The `User-Agent` of every delivery (docs/webhooks.md, The request). */
 export const WEBHOOK_USER_AGENT = 'Svc-Webhooks/1.0';
 /** An answer body is read up to this and thrown away: a hostile endpoint cannot make us hold more. */
 export const WEBHOOK_MAX_ANSWER_BYTES = 64 * 1024;
@@ -46,13 +46,16 @@ export interface WebhooksDeps {
   alsoTell?: ReadonlyArray<(job: JobRecord) => Promise<void>>;
 }
 
-/** The event named in `X-Svc-Event` for a terminal status (a cancelled job's is our choice: the spec is silent). */
+/** The `X-Svc-Event` of each terminal status (a cancelled job's: docs/decisions.md, Webhooks). */
 const EVENTS = { completed: 'job.completed', failed: 'job.failed', cancelled: 'job.cancelled' } as const;
 
 /** One delivery per job: its id derives from the job's, so announcing a job twice queues nothing new. */
 export const deliveryIdOf = (jobId: string) => `dlv_${jobId.replace(/^job_/, '')}`;
 
-/** The body of spec §6.2 with `model` = the provider endpoint id; these bytes are sent on every attempt. */
+/**
+ * The body (docs/webhooks.md, The request), `model` being the provider endpoint id; these bytes are sent on
+ * every attempt.
+ */
 export function deliveryBody(job: JobRecord): string {
   const view = toJobView(job);
   return JSON.stringify({
@@ -90,7 +93,10 @@ export function testDeliveryBody(jobId: string, at: Date): string {
 
 type Verdict = 'delivered' | 'retry' | 'final';
 
-/** spec §6.4: 2xx ends it; no answer, 3xx (redirects are not followed), 5xx, 408 and 429 retry; other 4xx end it. */
+/**
+ * Retries and time-outs (docs/webhooks.md): 2xx ends it; no answer, 3xx (redirects are not followed), 5xx,
+ * 408 and 429 retry; other 4xx end it.
+ */
 function judge(status: number | null): Verdict {
   if (status === null) return 'retry';
   if (status >= 200 && status <= 299) return 'delivered';
@@ -99,11 +105,11 @@ function judge(status: number | null): Verdict {
 }
 
 /**
- * Signed job-completion webhooks (spec §6). A job that ends is announced once (`jobFinished`): when its key
- * has a URL, a delivery with the body fixed is stored and scheduled. Each attempt reads the key's URL and
- * secret afresh (a cleared URL drops the delivery, a rotated secret signs the next attempt), signs the body
- * with a new timestamp, POSTs it through the egress guard and records the attempt with the delivery and in
- * the audit log. Attempts are independent of each other: a slow endpoint holds only its own.
+ * Signed job-completion webhooks (docs/webhooks.md). A job that ends is announced once (`jobFinished`): when
+ * its key has a URL, a delivery with the body fixed is stored and scheduled. Each attempt reads the key's URL
+ * and secret afresh (a cleared URL drops the delivery, a rotated secret signs the next attempt), signs the
+ * body with a new timestamp, POSTs it through the egress guard and records the attempt with the delivery and
+ * in the audit log. Attempts are independent of each other: a slow endpoint holds only its own.
  */
 export function createWebhooks(deps: WebhooksDeps) {
   const { deliveries, clock, logger } = deps;

@@ -1,13 +1,15 @@
-// The export's fast path (issue 13, item 4): when every picture clip is a whole video already in the output's
-// format, its video is copied (concat demuxer, no decode, no encode) and only the sound is rendered.
+// The export's fast path (docs/editor.md, The fast path): when every picture clip is a whole video already in
+// the output's format, its video is copied (concat demuxer, no decode, no encode) and only the sound is
+// rendered.
 //
-// Why the concat demuxer is safe here although user media is hostile (DESIGN §3): the rule is that ffmpeg must
-// never auto-detect a playlist *inside a user's file* — an "mp4" that is really an HLS or ffconcat list would
-// make it fetch URLs or read other local files. Here the list is a file we write ourselves, naming only our own
-// staged files, each on one line we quote. The user's files are still opened under the same rules as every
-// other input: `-protocol_whitelist file,pipe` (the concat demuxer hands its allow-lists down to every file it
-// opens) and `-format_whitelist`, which limits those nested opens to the probed demuxer (`mov`) — the concat
-// demuxer itself has no per-file `-f`, so without it a crafted file could still be probed as something else.
+// Why the concat demuxer is safe here although user media is hostile (docs/architecture.md, Dependencies):
+// the rule is that ffmpeg must never auto-detect a playlist *inside a user's file* — an "mp4" that is really
+// an HLS or ffconcat list would make it fetch URLs or read other local files. Here the list is a file we
+// write ourselves, naming only our own staged files, each on one line we quote. The user's files are still
+// opened under the same rules as every other input: `-protocol_whitelist file,pipe` (the concat demuxer hands
+// its allow-lists down to every file it opens) and `-format_whitelist`, which limits those nested opens to
+// the probed demuxer (`mov`) — the concat demuxer itself has no per-file `-f`, so without it a crafted file
+// could still be probed as something else.
 //
 // Two ffmpeg steps, not one. A single command can take the concat list as one more input next to the sound's
 // inputs, and is about 20% faster (no intermediate file), but ffmpeg shifts every input by its start time, and

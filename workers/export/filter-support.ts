@@ -1,5 +1,6 @@
-// Which of the export's audio filters the resolved ffmpeg has (issue 13, item 3): checked once at start-up so
-// that an old build (the registry's 2018 fallback) degrades the export with one logged notice instead of failing.
+// Which of the export's audio filters the resolved ffmpeg has (docs/editor.md, The sound): checked once at
+// start-up so that an old build (the registry's 2018 fallback) degrades the export with one logged notice
+// instead of failing.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { FilterSupport } from './plan.ts';

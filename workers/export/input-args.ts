@@ -1,9 +1,9 @@
 // The `-i` arguments of an export, in the shared input numbering of plan.ts (picture clips, then sound clips).
 //
-// User media is hostile (CONTRACT §4.1, DESIGN §3): every input is opened with the file/pipe protocols only and
-// with the demuxer the probe chose, so a ".mp4" that is really an HLS or concat playlist is read as a broken
-// mp4 instead of making ffmpeg open URLs or other local files. The path is given as `file:<path>` so that a
-// name containing ':' can never be taken for another protocol.
+// User media is hostile (docs/editor.md, Sources are hostile input): every input is opened with the file/pipe
+// protocols only and with the demuxer the probe chose, so a ".mp4" that is really an HLS or concat playlist
+// is read as a broken mp4 instead of making ffmpeg open URLs or other local files. The path is given as
+// `file:<path>` so that a name containing ':' can never be taken for another protocol.
 //
 // Trims are input options (`-ss`/`-t` before `-i`): ffmpeg then seeks to the keyframe before the cut and, since
 // we decode and re-encode, drops the decoded frames before it (`-accurate_seek`, on by default). That is exact

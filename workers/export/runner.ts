@@ -1,7 +1,7 @@
-// The one place an export's ffmpeg child lives (issue 13, item 1): spawned niced with no stdin, `-progress` on
-// stdout turned into fractions, the log on stderr kept as a bounded tail, and SIGKILLed on time-out or abort.
-// It resolves only once the child has exited, so no ffmpeg outlives the call, and it never rejects: an ffmpeg
-// failure is a result, for the service to turn into a stable error code.
+// The one place an export's ffmpeg child lives (docs/operator.md, Export workers): spawned niced with no
+// stdin, `-progress` on stdout turned into fractions, the log on stderr kept as a bounded tail, and SIGKILLed
+// on time-out or abort. It resolves only once the child has exited, so no ffmpeg outlives the call, and it
+// never rejects: an ffmpeg failure is a result, for the service to turn into a stable error code.
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { setPriority } from 'node:os';

@@ -1,5 +1,6 @@
-// The export's sound as one `-filter_complex` fragment (issue 13, item 3): the video track's own audio in place,
-// voice/sfx/music clips at their start, music ducked under voice, the mix normalised. Pure: no ffmpeg here.
+// The export's sound as one `-filter_complex` fragment (docs/editor.md, The sound): the video track's own
+// audio in place, voice/sfx/music clips at their start, music ducked under voice, the mix normalised. Pure:
+// no ffmpeg here.
 //
 // The graph must parse on every ffmpeg the resolver may pick, including the registry's 2018 4.x fallback,
 // which lacks `amix=normalize`, `adelay=all` and `alimiter=latency`. So it only uses options both have:

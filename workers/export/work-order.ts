@@ -1,8 +1,9 @@
 import type { MessagePort } from 'node:worker_threads';
 
-// The export pool (issue 13): what a render is given (a timeline resolved by the service: clips in order, every
-// time in seconds, every source probed and staged as a local file) and how it ends. Plain data, so it crosses
-// into a Piscina worker as it is. The builders in workers/export turn an ExportPlan into ffmpeg arguments.
+// The export pool's work order: what a render is given (a timeline resolved by the service: clips in order,
+// every time in seconds, every source probed and staged as a local file) and how it ends. Plain data, so it
+// crosses into a Piscina worker as it is. The builders in workers/export turn an ExportPlan into ffmpeg
+// arguments.
 
 /** The picture of the output, from the video's aspect ratio (short side 720 px) and the export's `fit`. */
 export interface OutputSpec {
@@ -16,7 +17,7 @@ export interface OutputSpec {
   path: string;
 }
 
-/** One probed source file (CONTRACT §4.1: user media is hostile input; the demuxer comes from the probe). */
+/** One probed source file (user media is hostile: its demuxer comes from the probe, never auto-detection). */
 export interface ExportSource {
   /** A local file (staged from the media store). */
   path: string;
@@ -126,8 +127,9 @@ export interface ExportPool {
 }
 
 /**
- * The export children this service started, recorded where a restarted service finds them (issue 13: no ffmpeg
- * outlives its export, or a restart of the service). Adapter: src/export/child-records.ts.
+ * The export children this service started, recorded where a restarted service finds them: no ffmpeg outlives
+ * its export, or a restart of the service (docs/architecture.md, The export pipeline). Adapter:
+ * src/export/child-records.ts.
  */
 export interface ExportChildren {
   /** Records a running child; durable when it returns (the service may be killed the next instant). */
@@ -143,8 +145,9 @@ export interface ExportChildren {
 
 /**
  * One export's private folder (adapter: src/export/workspace.ts): sources copied out of the media
- * store and probed there, the output written there and stored from there. Errors are the export's (CONTRACT
- * §4.3): `source_fetch_failed` (502), `corrupt_source` (422), `storage_unconfigured` (503).
+ * store and probed there, the output written there and stored from there. Errors are the export's
+ * (docs/errors.md, Export errors): `source_fetch_failed` (502), `corrupt_source` (422),
+ * `storage_unconfigured` (503).
  */
 export interface ExportWorkspace {
   /** Where the encoder writes the mp4. */

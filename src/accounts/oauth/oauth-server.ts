@@ -17,10 +17,10 @@ import {
 import { SCOPES, type Scope } from '../../../schemas/scopes.ts';
 import type { OAuthClientRecord, OAuthStore, OAuthTokenRecord } from '../ports/oauth-store.ts';
 
-// MediaForge's own OAuth 2.1 authorization server for the MCP resource (CONTRACT §10): dynamic registration
-// of public clients (RFC 7591), authorization code with PKCE S256 (the user signs in and consents), refresh
-// tokens that rotate and, when one is replayed, revoke their whole family (OAuth 2.1 §4.3.1), revocation
-// (RFC 7009). Codes and tokens are random 256-bit secrets stored as SHA-256 hashes, bound to the resource.
+// MediaForge's own OAuth 2.1 authorization server for the MCP resource (docs/mcp.md): dynamic registration of
+// public clients (RFC 7591), authorization code with PKCE S256 (the user signs in and consents), refresh
+// tokens that rotate and, when one is replayed, revoke their whole family (OAuth 2.1 §4.3.1), revocation (RFC
+// 7009). Codes and tokens are random 256-bit secrets stored as SHA-256 hashes, bound to the resource.
 
 /** An error answered as RFC 6749 §5.2 / RFC 7591 §3.2.2 `{ error, error_description }`. */
 export class OAuthError extends Error {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { SCOPES, normaliseScopes, type Scope } from '../../../schemas/scopes.ts';
 
-// The rules of MediaForge's OAuth 2.1 authorization server (CONTRACT §10), free of storage and HTTP.
+// The rules of MediaForge's OAuth 2.1 authorization server (docs/mcp.md), free of storage and HTTP.
 
 /** Prefixes of the secrets the authorization server hands out (each followed by 43 base62 characters). */
 export const ACCESS_TOKEN_PREFIX = 'mfat_';

@@ -1,6 +1,6 @@
 /**
- * Users' sign-in credentials (port; CONTRACT §11), kept apart from the user document, which the user actor owns
- * (its commits rewrite it): a password change never races a credit change.
+ * Users' sign-in credentials (port; docs/accounts.md), kept apart from the user document, which the user
+ * actor owns (its commits rewrite it): a password change never races a credit change.
  */
 export interface UserCredentialsRepository {
   /** Stores the user's password hash (a `scrypt$…` string), replacing any earlier one. */

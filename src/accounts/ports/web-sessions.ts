@@ -1,4 +1,4 @@
-/** A signed-in browser (CONTRACT §11). The cookie's secret is never stored: `id` is its SHA-256. */
+/** A signed-in browser (docs/accounts.md). The cookie's secret is never stored: `id` is its SHA-256. */
 export interface WebSessionRecord {
   id: string;
   user_id: string;
@@ -9,7 +9,7 @@ export interface WebSessionRecord {
 }
 
 /**
- * A short-lived bearer token a session hands its page for `/api/v1` and the events socket (CONTRACT §11).
+ * A short-lived bearer token a session hands its page for `/api/v1` and the events socket (docs/accounts.md).
  * `id` is the token's SHA-256; it ends with its session.
  */
 export interface SessionTokenRecord {
@@ -19,7 +19,7 @@ export interface SessionTokenRecord {
   expires_at: Date;
 }
 
-/** A one-time sign-in link an operator made (CONTRACT §11). `id` is the link token's SHA-256. */
+/** A one-time sign-in link an operator made (docs/accounts.md). `id` is the link token's SHA-256. */
 export interface SignInLinkRecord {
   id: string;
   user_id: string;

@@ -34,7 +34,7 @@ const errors = {
   404: { description: 'Unknown user or key', schema: ErrorSchema },
 };
 
-/** The admin API of CONTRACT §3 (operators; the admin token). */
+/** The admin API (docs/operator.md, Admin API): for operators, with the admin token. */
 export function adminRoutes(service: AdminService): RouteDefinition[] {
   return [
     defineRoute({

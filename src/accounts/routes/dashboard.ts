@@ -27,10 +27,10 @@ import type { WebSessions } from '../web-sessions.ts';
 import { NOT_SIGNED_IN } from '../session-guard.ts';
 import { SESSION_COOKIE } from './sign-in.ts';
 
-// The session API of CONTRACT §11 (`/api/dashboard/v1`): what spec 5.1 and 2.8 give the dashboard — the signed-in
-// user's keys, each key's webhook and delivery log, the balance and ledger — through the admin service, limited to
-// the user's own keys. Everything else the page does through `/api/v1` with a short-lived bearer token from
-// `POST /token`. The pipeline authenticates the session (cookie; CSRF token and Origin for changes).
+// The dashboard's session API (`/api/dashboard/v1`, docs/dashboard.md): the signed-in user's keys, each key's
+// webhook and delivery log, the balance and ledger — through the admin service, limited to the user's own
+// keys. Everything else the page does through `/api/v1` with a short-lived bearer token from `POST /token`.
+// The pipeline authenticates the session (cookie; CSRF token and Origin for changes).
 
 const BASE = '/api/dashboard/v1';
 const session = { kind: 'session' } as const;

@@ -19,7 +19,7 @@ import { OAuthError, type AuthorizationRequest, type OAuthServer } from '../oaut
 import type { SignedIn } from '../web-sessions.ts';
 import { SIGN_IN_PATH, forbiddenPage, ownOrigin, signedIn, type BrowserSessions } from './sign-in.ts';
 
-// The OAuth 2.1 authorization server's HTTP face (CONTRACT §10): RFC 8414 metadata, RFC 7591 registration,
+// The OAuth 2.1 authorization server's HTTP face (docs/mcp.md): RFC 8414 metadata, RFC 7591 registration,
 // the authorization endpoint with its consent page, the token and revocation endpoints. Errors of the token,
 // registration and revocation endpoints use OAuth's `{ error, error_description }` bodies.
 

@@ -14,8 +14,9 @@ import {
   type Html,
 } from '../../platform/index.ts';
 
-// Sign-in, the account page and sign-out (CONTRACT §11) as plain server-rendered pages. Forms carry the
-// session's CSRF token and must come from our own origin; the session cookie is HttpOnly and SameSite=Lax.
+// Sign-in, the account page and sign-out (docs/accounts.md, Pages) as plain server-rendered pages. Forms
+// carry the session's CSRF token and must come from our own origin; the session cookie is HttpOnly and
+// SameSite=Lax.
 
 export const SESSION_COOKIE = 'mf_session';
 export const ACCOUNT_PATH = '/account';
@@ -40,7 +41,7 @@ export const signedIn = (
 
 export const ownOrigin = (browser: BrowserSessions): string => new URL(browser.baseUrl).origin;
 
-/** The session cookie's header: HttpOnly, SameSite=Lax, Secure on https (CONTRACT §11); max age 0 clears it. */
+/** The session cookie (docs/accounts.md): HttpOnly, SameSite=Lax, Secure on https; max age 0 clears it. */
 export function sessionCookie(
   browser: BrowserSessions,
   value: string,

@@ -26,8 +26,8 @@ import {
   type BrowserSessions,
 } from './sign-in.ts';
 
-// The second way in (CONTRACT §11): one-time sign-in links that operators hand out, and self-registration when
-// `SIGNUP=open`. Both end like a sign-in: a session cookie and the dashboard.
+// The second way in (docs/accounts.md): one-time sign-in links that operators hand out, and self-registration
+// when `SIGNUP=open`. Both end like a sign-in: a session cookie and the dashboard.
 
 const LINK_PATH = '/sign-in/link/:token';
 const SIGN_UP_PATH = '/sign-up';

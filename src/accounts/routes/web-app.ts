@@ -5,10 +5,10 @@ import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { AppError, RawText, type Reply, type RouteDefinition, StreamedBody } from '../../platform/index.ts';
 
-// The dashboard (CONTRACT §11): the single-page application Vite builds from `web/` into `dist/web/`, served
-// from our own origin. Its page answers every client-side path, never cached, under a Content-Security-Policy
-// without inline script; its hashed assets are immutable. A browser sent to any other path gets the same page
-// with status 404, and the application shows its not-found page there.
+// The dashboard (docs/dashboard.md): the single-page application Vite builds from `web/` into `dist/web/`,
+// served from our own origin. Its page answers every client-side path, never cached, under a
+// Content-Security-Policy without inline script; its hashed assets are immutable. A browser sent to any other
+// path gets the same page with status 404, and the application shows its not-found page there.
 
 /** The client-side paths of the application (each answers its page; the application routes them). */
 export const WEB_APP_PATHS = [

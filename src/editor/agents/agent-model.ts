@@ -1,8 +1,8 @@
 import type { ClipRecord } from '../../../actors/index.ts';
 
-// The agent of the editor (DESIGN.md §1 `adapters/agent`): the builtin director (CONTRACT §8) and the LLM
-// agent (CONTRACT §9) both implement this port. An agent decides; the runtime acts: every change goes through
-// a tool, and the runtime enforces the rules (one media generation per turn, ids of this project only).
+// The agent of the editor, a port (docs/architecture.md, Conventions): the builtin director and the LLM agent
+// (docs/editor.md) both implement it. An agent decides; the runtime acts: every change goes through a tool,
+// and the runtime enforces the rules (one media generation per turn, ids of this project only).
 
 /** An asset as the agent sees it. */
 export interface AgentAsset {
@@ -45,10 +45,10 @@ export interface AgentTurnInput {
 /** A tool's answer: what it did (`result`, JSON) or why it did nothing (`error`, shown to the agent). */
 export type ToolOutcome = { ok: true; result: unknown; summary: string } | { ok: false; error: string };
 
-/** The operations an agent may run during its turn (CONTRACT §9 tool table). */
+/** The operations an agent may run during its turn (docs/editor.md, The tools). */
 export interface AgentTools {
   /**
-   * Runs one tool by its CONTRACT §9 name (`schemas/agent-tools.ts` has their parameters); never throws for a bad
+   * Runs one tool by its public name (`schemas/agent-tools.ts` has their parameters); never throws for a bad
    * call (the outcome says why), only when the turn itself is over.
    */
   call(name: string, args: unknown): Promise<ToolOutcome>;

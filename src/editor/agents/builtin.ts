@@ -11,9 +11,9 @@ import {
 } from './timeline-edits.ts';
 import { directorReply, type DirectorSettings, type DirectorTurn } from './turn-context.ts';
 
-// The builtin director (CONTRACT §8): deterministic and offline, so the whole editor works and is testable
-// without an LLM. Like the LLM agent it acts only through the runtime's tools, makes at most one media
-// generation per call, and hands the turn back with a question.
+// The builtin director (docs/editor.md, The builtin director): deterministic and offline, so the whole editor
+// works and is testable without an LLM. Like the LLM agent it acts only through the runtime's tools, makes at
+// most one media generation per call, and hands the turn back with a question.
 
 export interface BuiltinAgentOptions {
   /** Length of each generated scene (default 5). */

@@ -1,7 +1,8 @@
 import { PROJECT_ASPECT_RATIOS, type ProjectAspectRatio } from '../../../schemas/editor-terms.ts';
 
-// What the builtin director understands (CONTRACT §8): a small, deterministic grammar over plain English.
-// Parsing is pure so every phrasing can be tested without a timeline; the director decides what to do with it.
+// What the builtin director understands (docs/editor.md, The builtin director): a small, deterministic
+// grammar over plain English. Parsing is pure so every phrasing can be tested without a timeline; the
+// director decides what to do with it.
 
 /** A clip of the video track as the user names it: a 1-based position, or the last one. */
 export type DirectorClipRef = number | 'last';

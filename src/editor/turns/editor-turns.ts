@@ -55,7 +55,7 @@ export interface EditorTurnsDeps {
   observe?: { turnEnded(outcome: 'completed' | 'failed', usage: AgentUsage | undefined): void };
 }
 
-/** Instruct's body once validated (spec §4.7). */
+/** Instruct's body once validated (docs/editor.md, Routes). */
 export interface InstructRequest {
   instruction?: string;
   image_urls: string[];
@@ -66,12 +66,12 @@ export interface InstructRequest {
 const HISTORY_MESSAGES = 20;
 
 /**
- * Agent turns (spec §4.7, CONTRACT §4.1): one call of instruct is one turn, run in this order — reference
- * images fetched and probed (before any charge) → a place in the project's turn queue (429 when full) → the
- * 5-credit charge (op id from the turn id; 402 withdraws the place) → wait for the turn → `begin_turn` →
- * one agent step through the tools → `finish_turn` (which grants the next turn). A granted turn holds a lease
- * renewed here; if this process dies, the lease lapses and the actor fails the turn and grants the next.
- * The client going away changes nothing: the turn runs to its end.
+ * Agent turns (docs/editor.md, The turn protocol): one call of instruct is one turn, run in this order —
+ * reference images fetched and probed (before any charge) → a place in the project's turn queue (429 when
+ * full) → the 5-credit charge (op id from the turn id; 402 withdraws the place) → wait for the turn →
+ * `begin_turn` → one agent step through the tools → `finish_turn` (which grants the next turn). A granted
+ * turn holds a lease renewed here; if this process dies, the lease lapses and the actor fails the turn and
+ * grants the next. The client going away changes nothing: the turn runs to its end.
  */
 export function createEditorTurns(deps: EditorTurnsDeps) {
   const { commands, logger } = deps;

@@ -23,10 +23,10 @@ const ENDED = new Set(['completed', 'failed', 'cancelled']);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * A turn's media generation (spec §7.5.6, CONTRACT §4.1): an ordinary job of the instructing key, charged
- * before the provider call and refunded when nothing is delivered. The turn waits for the job, announcing
- * `media.*` events, and the delivered file becomes an asset. A price that does not fit ends the turn (402);
- * any other failure is the tool's error, which the agent reports.
+ * A turn's media generation (docs/editor.md, Agent turns; docs/api.md, Refunds): an ordinary job of the
+ * instructing key, charged before the provider call and refunded when nothing is delivered. The turn waits
+ * for the job, announcing `media.*` events, and the delivered file becomes an asset. A price that does not
+ * fit ends the turn (402); any other failure is the tool's error, which the agent reports.
  */
 export function createTurnMedia(deps: TurnMediaDeps) {
   async function submitted(session: TurnSession, submit: () => Promise<SubmitAnswer>) {

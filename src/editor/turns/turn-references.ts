@@ -18,7 +18,9 @@ export interface TurnReference {
   placed: boolean;
 }
 
-/** The asset metadata a probe gives (CONTRACT §4.1: `duration_sec` / `width` / `height` where they apply). */
+/**
+ * The asset metadata a probe gives (docs/editor.md, Asset): `duration_sec`, `width`, `height` as they apply.
+ */
 export function metadataOf(
   probed: { duration_sec?: number; width?: number; height?: number },
   extra: Record<string, unknown> = {},
@@ -32,9 +34,9 @@ export function metadataOf(
 }
 
 /**
- * A turn's reference images (CONTRACT §4.1): fetched through the guarded fetch and probed before anything is
- * charged, added to the library (`source: import`) once the turn runs, and their files removed whenever the
- * turn ends before they became assets (refused, dropped, failed).
+ * A turn's reference images (docs/editor.md, Agent turns): fetched through the guarded fetch and probed
+ * before anything is charged, added to the library (`source: import`) once the turn runs, and their files
+ * removed whenever the turn ends before they became assets (refused, dropped, failed).
  */
 export function createTurnReferences(deps: { intake: MediaIntake; store: MediaStore }) {
   /** Removes the files of the references that did not become assets. */

@@ -1,7 +1,7 @@
 import type { UserCredits } from '../../../actors/index.ts';
 import { TURN_CREDITS } from '../../../schemas/editor-terms.ts';
 
-/** The op id of a turn's 5-credit charge (CONTRACT §4.1: from the turn id). */
+/** The op id of a turn's 5-credit charge, from the turn id (docs/editor.md, The turn protocol). */
 export const turnChargeOpId = (turnId: string) => `turn:${turnId}`;
 
 /**

@@ -40,7 +40,7 @@ export function agentClip(clip: ClipRecord): AgentClip {
   return { id, track, idx, asset_id, start_sec, trim_start_sec, duration_sec, volume };
 }
 
-/** What a turn did, for instruct's answer (spec §4.7). */
+/** What a turn did, for instruct's answer (docs/editor.md, Routes). */
 export interface TurnResults {
   assets_created: AssetView[];
   clips_created: ClipView[];
@@ -77,10 +77,10 @@ const checkers = Object.fromEntries(
 >;
 
 /**
- * The tools of one turn (CONTRACT §9): the same operations as the direct-edit routes, sent to the project
- * actor under the turn's id. The runtime, not the agent, enforces the rules: arguments are checked against
- * the tool's schema, ids must belong to the project, and a second media generation in a turn is refused.
- * Each call is announced (`tool.started`, `tool.finished`).
+ * The tools of one turn (docs/editor.md, The tools): the same operations as the direct-edit routes, sent to
+ * the project actor under the turn's id. The runtime, not the agent, enforces the rules: arguments are
+ * checked against the tool's schema, ids must belong to the project, and a second media generation in a turn
+ * is refused. Each call is announced (`tool.started`, `tool.finished`).
  */
 export function createTurnTools(deps: TurnToolsDeps, session: TurnSession) {
   const results: TurnResults = {

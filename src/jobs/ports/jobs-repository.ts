@@ -1,16 +1,16 @@
 import type { Generation, ProviderHandle } from './media-provider.ts';
 
 /**
- * Where a job is in its life (spec §3.1). Two states are internal and never shown: `submitting` (written
- * before the debit) and `failing` (failed, refund not yet confirmed; shown as `processing`, so that a job the
- * API calls `failed` has always been refunded).
+ * Where a job is in its life (docs/api.md, States). Two states are internal and never shown: `submitting`
+ * (written before the debit) and `failing` (failed, refund not yet confirmed; shown as `processing`, so that
+ * a job the API calls `failed` has always been refunded).
  */
 export type JobStatus = 'submitting' | 'processing' | 'failing' | 'completed' | 'failed' | 'cancelled';
 
-/** A finished job's files, as public URLs (spec §2.3). */
+/** A finished job's files, as public URLs (docs/api.md, The Job object). */
 export type JobResult = { video: string } | { images: string[] };
 
-/** The editor turn a job was generated for (CONTRACT §4.1): its media become that project's assets. */
+/** The editor turn a job was made for (docs/editor.md, Agent turns): its media become project assets. */
 export interface JobOrigin {
   project_id: string;
   video_id: string;

@@ -1,8 +1,10 @@
 import type { Readable } from 'node:stream';
 
-// Where generation requests go (DESIGN.md §5.3). Adapters: providers/sandbox, providers/fal.
+// Where generation requests go (a port: docs/architecture.md). Adapters: providers/sandbox, providers/fal.
 
-/** What a generation asks a provider for; one value per upstream endpoint (CONTRACT §5). */
+/**
+ * What a generation asks a provider for; one value per upstream endpoint (docs/api.md, GET /api/v1/models).
+ */
 export type Capability =
   'text-to-video' | 'image-to-video' | 'fast-text-to-video' | 'text-to-image' | 'image-edit';
 

@@ -1,7 +1,7 @@
 import type { ProviderEndpoints } from '../../../schemas/models-catalog.ts';
 import type { Capability, Generation, ImageGeneration } from '../ports/media-provider.ts';
 
-/** Which configured endpoint serves each capability (CONTRACT §5). */
+/** Which configured endpoint serves each capability (docs/api.md, GET /api/v1/models). */
 export const ENDPOINT_OF_CAPABILITY: Readonly<Record<Capability, keyof ProviderEndpoints>> = {
   'text-to-video': 'textToVideo',
   'image-to-video': 'imageToVideo',

@@ -1,4 +1,4 @@
-// How events leave the actors (project events: DESIGN.md §2): a handler emits, subscribers on any node hear.
+// How events leave the actors (docs/architecture.md, Actors): a handler emits, subscribers on any node hear.
 
 /** Stops one subscription; calling it again does nothing. */
 export type Unsubscribe = () => void;

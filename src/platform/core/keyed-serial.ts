@@ -6,8 +6,8 @@ export interface KeyedSerial {
 }
 
 /**
- * Per-key promise chains: the in-process way to give each key an ordered mailbox (DESIGN.md §2). A failing
- * task fails only its own caller; the next task of the key still runs.
+ * Per-key promise chains: the in-process way to give each key an ordered mailbox (docs/architecture.md,
+ * Actors). A failing task fails only its own caller; the next task of the key still runs.
  */
 export function createKeyedSerial(): KeyedSerial {
   const tails = new Map<string, Promise<unknown>>();

@@ -1,8 +1,9 @@
 import type { OutgoingResponse, RequestHandler } from './wire.ts';
 
-// A stopping node (CONTRACT §12) first says so: readiness turns 503 and every new request, including a
-// WebSocket handshake, is refused with 503 on a connection that is then closed, so that clients and proxies
-// retry on another node. The requests already running are not touched: they finish within the grace.
+// A stopping node (docs/deploy.md, How a node stops) first says so: readiness turns 503 and every new
+// request, including a WebSocket handshake, is refused with 503 on a connection that is then closed, so that
+// clients and proxies retry on another node. The requests already running are not touched: they finish within
+// the grace.
 
 /** Paths still answered while draining: the probes, which must tell the orchestrator what is happening. */
 const PROBE_PATHS = new Set(['/livez', '/healthz']);

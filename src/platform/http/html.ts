@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { RawText, type Reply, type RequestContext } from './route.ts';
 
-// The plain server-rendered pages of accounts and OAuth consent (CONTRACT §10, §11): escaped text, one
-// stylesheet whose hash the Content-Security-Policy allows (no inline script anywhere), never framed, never
-// cached.
+// The plain server-rendered pages of accounts and OAuth consent (docs/accounts.md, Pages; docs/mcp.md):
+// escaped text, one stylesheet whose hash the Content-Security-Policy allows (no inline script anywhere),
+// never framed, never cached.
 
 /** Escapes text for HTML element content and quoted attribute values. */
 export function escapeHtml(text: string): string {

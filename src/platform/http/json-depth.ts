@@ -1,4 +1,4 @@
-// How deeply a JSON text nests, measured without recursion (CONTRACT §6: deeper than 64 levels answers 400
+// How deeply a JSON text nests, measured without recursion (docs/errors.md: deeper than 64 levels answers 400
 // `Request body is nested too deeply`, right after `Invalid JSON body`). Everything downstream of the parser —
 // schema defaults and checks, structuredClone, the actor envelope — walks a parsed body recursively, so the
 // depth is bounded here, before JSON.parse and before any of them sees the body. Scanning first also spares the
@@ -51,9 +51,9 @@ export function exceedsJsonDepth(text: string, maxDepth: number = MAX_JSON_DEPTH
 }
 
 /**
- * CONTRACT §6 for a body's text, before it is parsed: nested deeper than {@link MAX_JSON_DEPTH} → 400 `Request
- * body is nested too deeply` if it is valid JSON, else 400 `Invalid JSON body` (that message comes first).
- * Text within the limit passes; JSON.parse then judges it.
+ * The nesting rule (docs/errors.md, Order of checks) for a body's text, before it is parsed: nested deeper
+ * than {@link MAX_JSON_DEPTH} → 400 `Request body is nested too deeply` if it is valid JSON, else 400
+ * `Invalid JSON body` (that message comes first). Text within the limit passes; JSON.parse then judges it.
  */
 export function checkJsonDepth(text: string): void {
   if (!exceedsJsonDepth(text)) return;

@@ -4,7 +4,7 @@ import { RawText, reply, type RouteDefinition } from './route.ts';
 
 const PROMETHEUS_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
-/** `GET /metrics` — Prometheus text, for operators (the admin token, CONTRACT §3). */
+/** `GET /metrics` — Prometheus text, for operators (the admin token, docs/operator.md, Metrics). */
 export function metricsRoute(registry: MetricsRegistry): RouteDefinition {
   return {
     method: 'GET',

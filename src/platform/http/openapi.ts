@@ -31,7 +31,7 @@ const SECURITY_SCHEME = 'apiKey';
 const ERROR_COMPONENT = 'Error';
 const ERROR_REF: JsonObject = { $ref: `#/components/schemas/${ERROR_COMPONENT}` };
 
-// Answers the HTTP front gives on every key route whatever the handler declares (spec §5.4, §8).
+// Answers the HTTP front gives on every key route, whatever the handler declares (docs/api.md).
 const KEY_ROUTE_ERRORS: Record<number, string> = {
   401: 'Missing, malformed, revoked or unknown API key',
   429: 'Rate limit exceeded; see the `Retry-After` header',

@@ -51,7 +51,7 @@ export interface PipelineDeps {
   notFoundPage?: (request: { path: string; headers: Record<string, string> }) => Promise<Reply> | undefined;
 }
 
-/** Resolves a browser's session for a session route: its principal, or 401/403 (CONTRACT §11). */
+/** Resolves a browser's session for a session route: its principal, or 401/403 (docs/dashboard.md). */
 export interface SessionGuard {
   authenticate(headers: Record<string, string>, method: string): Promise<KeyPrincipal>;
 }
@@ -242,8 +242,9 @@ class Exchange implements RequestContext {
   }
 
   /**
-   * The body's part of a request, in CONTRACT's order: the route's resource is loaded first (404 before any
-   * 400), then the JSON body is checked — or, on an upload route given a media type, handed over as a stream.
+   * The body's part of a request, in the documented order (docs/errors.md, Order of checks): the route's
+   * resource is loaded first (404 before any 400), then the JSON body is checked — or, on an upload route
+   * given a media type, handed over as a stream.
    */
   private async withBody(route: RouteDefinition, input: RouteInputChecker): Promise<Reply> {
     const media = route.upload

@@ -7,8 +7,8 @@ export const unauthorised = { 401: { description: 'Missing or invalid API key', 
 export const rateLimited = { 429: { description: 'Rate limit exceeded', schema: ErrorSchema } };
 
 /**
- * `GET /healthz` — readiness, no auth (CONTRACT §12): 503 when a dependency is down or while the node drains
- * (it stops; a load balancer should send no more requests here).
+ * `GET /healthz` — readiness, no auth (docs/deploy.md, How a node stops): 503 when a dependency is down or
+ * while the node drains (it stops; a load balancer should send no more requests here).
  */
 export function healthRoute(
   check: () => Promise<{ mongo: 'up' | 'down'; nats: 'up' | 'down' | 'embedded' }>,
@@ -39,7 +39,10 @@ export function healthRoute(
   };
 }
 
-/** `GET /livez` — liveness, no auth: 200 while the process runs and serves (CONTRACT §12); checks nothing else. */
+/**
+ * `GET /livez` — liveness, no auth: 200 while the process runs and serves (docs/api.md, GET /livez); checks
+ * nothing else.
+ */
 export function livenessRoute(nodeId: string): RouteDefinition {
   return {
     method: 'GET',

@@ -99,7 +99,7 @@ export interface RouteDefinition<
   tags?: string[];
   params?: P;
   query?: Q;
-  /** A JSON object body (CONTRACT §6 order: valid JSON → nesting → an object → fields in order). */
+  /** A JSON object body, checked in order: valid JSON → nesting → an object → fields (docs/errors.md). */
   body?: B;
   /**
    * Body checks a schema cannot express (URL rules, field combinations, a bound that depends on the resource),
@@ -108,8 +108,9 @@ export interface RouteDefinition<
   bodyRules?: readonly FieldRule<Static<B>, NoInfer<R>>[];
   /**
    * Loads what the route acts on (a project) after authentication and the path and query checks but before the
-   * body is checked, so a missing resource answers 404 before a bad body answers 400 (CONTRACT §4.1). `json` is
-   * the body parsed but unchecked (undefined when it is not a JSON object), for ids in a body that must 404 too.
+   * body is checked, so a missing resource answers 404 before a bad body answers 400 (docs/editor.md,
+   * Routes). `json` is the body parsed but unchecked (undefined when it is not a JSON object), for ids in a
+   * body that must 404 too.
    */
   resource?: (ctx: RequestContext<A, Static<P>, Static<Q>, undefined>, json: unknown) => Promise<R>;
   /**

@@ -301,8 +301,8 @@ function copyRequest(res: uws.HttpResponse, req: uws.HttpRequest, maxBodyBytes: 
 
 /**
  * Browsers cannot set headers on a WebSocket handshake, so a socket's key may come as `?access_token=`
- * (CONTRACT §4): it becomes the Authorization header (unless one was sent) and leaves the query, so no query
- * schema, log line or audit entry sees it.
+ * (docs/api.md, Authentication): it becomes the Authorization header (unless one was sent) and leaves the
+ * query, so no query schema, log line or audit entry sees it.
  */
 function moveAccessToken(request: IncomingRequest): void {
   if (!request.rawQuery.includes('access_token=')) return;

@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 // The front's request and answer as plain values: what the pipeline and handlers see, without loading the
 // native uWebSockets.js binding (server.ts does that).
 
-/** A request copied out of uWebSockets.js: safe to use after awaits (DESIGN.md §4). */
+/** A request copied out of uWebSockets.js: safe after awaits (docs/architecture.md, uWebSockets.js rules). */
 export interface IncomingRequest {
   method: string;
   path: string;

@@ -2,8 +2,9 @@ import type { Static, TSchema } from 'typebox';
 import type { KeyPrincipal } from '../http/principal.ts';
 import type { Scope } from '../../../schemas/scopes.ts';
 
-// One MCP tool (CONTRACT §10): its JSON Schemas (TypeBox, offered as `inputSchema` / `outputSchema` and checked
-// before it runs), the scope it needs, and what it does through the same services as the REST routes.
+// One MCP tool (docs/mcp.md, The tools): its JSON Schemas (TypeBox, offered as `inputSchema` / `outputSchema`
+// and checked before it runs), the scope it needs, and what it does through the same services as the REST
+// routes.
 
 /** Where the MCP endpoint is served (the OAuth resource the tools belong to). */
 export const MCP_PATH = '/api/mcp';

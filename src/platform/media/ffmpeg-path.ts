@@ -95,7 +95,10 @@ function resolveProbe(explicitFfmpeg: string | undefined): string | undefined {
   return packageBinary('@ffprobe-installer/ffprobe');
 }
 
-/** Order (DESIGN.md §3): explicit path → `ffmpeg-static` if its binary exists → system ffmpeg >= 5 on PATH → @ffmpeg-installer/@ffprobe-installer. */
+/**
+ * Order (docs/architecture.md, Dependencies): explicit path → `ffmpeg-static` if its binary exists → system
+ * ffmpeg >= 5 on PATH → @ffmpeg-installer/@ffprobe-installer.
+ */
 export function resolveFfmpeg(overrides: { ffmpegPath?: string; ffprobePath?: string } = {}): FfmpegBinaries {
   const ffmpeg =
     overrides.ffmpegPath ||

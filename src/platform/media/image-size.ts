@@ -16,7 +16,7 @@ export type ImageSize =
 
 /** Bytes every format needs to be told apart (`RIFF....WEBP`). */
 const SIGNATURE_BYTES = 12;
-/** PNG's largest side (2^31 - 1, PNG spec §11.2.2). */
+/** PNG's largest side (2^31 - 1, the most the PNG format allows). */
 const PNG_MAX_SIDE = 0x7fffffff;
 
 const INVALID: ImageSize = { status: 'invalid' };

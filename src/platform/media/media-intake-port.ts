@@ -2,8 +2,9 @@ import type { Readable } from 'node:stream';
 import type { AssetKind } from '../../../schemas/editor-terms.ts';
 import type { StoredMedia } from '../storage/media-store.ts';
 
-// Media the service reads from users (uploads, imports, reference images) are hostile input (DESIGN.md §3):
-// they are probed before anything keeps them, and what they are is taken from the probe, never from a header.
+// Media the service reads from users (uploads, imports, reference images) are hostile input
+// (docs/architecture.md, Dependencies): they are probed before anything keeps them, and what they are is
+// taken from the probe, never from a header.
 
 /** What the probe found. */
 export interface ProbedMedia {

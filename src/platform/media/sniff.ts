@@ -1,7 +1,7 @@
-// User media is hostile input (DESIGN.md §3): ffmpeg's own format detection would happily open an HLS or
-// concat playlist named `.mp4` and fetch internal URLs or read local files. So the container is decided here,
-// from a few magic bytes, and ffprobe/ffmpeg are then forced onto that one demuxer; anything this does not
-// recognise is refused before a child process ever sees it.
+// User media is hostile input (docs/architecture.md, Dependencies): ffmpeg's own format detection would
+// happily open an HLS or concat playlist named `.mp4` and fetch internal URLs or read local files. So the
+// container is decided here, from a few magic bytes, and ffprobe/ffmpeg are then forced onto that one
+// demuxer; anything this does not recognise is refused before a child process ever sees it.
 
 /** How many leading bytes `sniffContainer` needs to decide. */
 export const SNIFF_BYTES = 64;

@@ -2,7 +2,7 @@ import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import type { EventBus } from '../core/event-bus.ts';
 
-/** The NATS subject of an event-bus topic (DESIGN.md §2: `mf.events.project.<project id>`). */
+/** The NATS subject of an event-bus topic (`mf.events.project.<project id>`: docs/architecture.md). */
 export const eventSubject = (topic: string) => `mf.events.${topic}`;
 
 const encoder = new TextEncoder();

@@ -38,11 +38,12 @@ interface WorkMessage {
 }
 
 /**
- * Delayed work over a JetStream work queue (DESIGN.md §2): one message per item, one durable consumer shared
- * by every node. A run that asks for another one naks its message with that delay, so the item comes back
- * to whichever node pulls next; a finished item is acknowledged and leaves the queue. A node that dies
- * mid-run leaves the message to be redelivered after `ack_wait`, so runs must be safe to repeat. Never
- * `max_ack_pending: 1` here: delayed naks stay pending and would block every other item behind them.
+ * Delayed work over a JetStream work queue (docs/architecture.md, Delayed work): one message per item, one
+ * durable consumer shared by every node. A run that asks for another one naks its message with that delay, so
+ * the item comes back to whichever node pulls next; a finished item is acknowledged and leaves the queue. A
+ * node that dies mid-run leaves the message to be redelivered after `ack_wait`, so runs must be safe to
+ * repeat. Never `max_ack_pending: 1` here: delayed naks stay pending and would block every other item behind
+ * them.
  */
 export async function createJetStreamWorkQueue(
   options: JetStreamWorkQueueOptions,

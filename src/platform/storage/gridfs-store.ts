@@ -21,7 +21,7 @@ interface MediaMetadata {
 
 const TEMP_PREFIX = '.tmp-'; // never a media id, so never found by `stat`
 // Bigger than the driver's 255 KiB default: fewer chunk documents per file, and jongodb's writes cost time
-// in proportion to the documents already in a collection (DESIGN.md §3).
+// in proportion to the documents already in a collection (docs/architecture.md, Dependencies).
 const DEFAULT_CHUNK_BYTES = 1024 * 1024;
 
 /**

@@ -15,7 +15,7 @@ export interface WebhookAttempt {
  */
 export type WebhookDeliveryState = 'pending' | 'delivered' | 'failed' | 'dropped';
 
-/** The one delivery of one job's terminal state to the submitting key's webhook (spec §6). */
+/** The one delivery of one job's terminal state to the submitting key's webhook (docs/webhooks.md). */
 export interface WebhookDelivery {
   id: string;
   key_id: string;

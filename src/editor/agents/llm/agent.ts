@@ -12,10 +12,10 @@ import type { ChatClient, ChatMessage } from './chat-client.ts';
 import type { ModelMessage, ModelToolCall } from './completion.ts';
 import { CHAT_TOOLS, turnMessages } from './prompt.ts';
 
-// The LLM agent (CONTRACT §9): a loop of completions on one turn. Each completion streams its words to the
-// editor as they come; its tool calls run through the runtime's tools (which check every argument and enforce
-// one media generation per turn), and their results go back to the model. The turn ends when the model answers
-// without tool calls, or after `maxSteps` completions (the reply then says so).
+// The LLM agent (docs/editor.md, The LLM agent): a loop of completions on one turn. Each completion streams
+// its words to the editor as they come; its tool calls run through the runtime's tools (which check every
+// argument and enforce one media generation per turn), and their results go back to the model. The turn ends
+// when the model answers without tool calls, or after `maxSteps` completions (the reply then says so).
 
 export interface LlmAgentOptions {
   client: ChatClient;

@@ -4,11 +4,11 @@ import { CompletionBuilder, UnreadableCompletion, describeError, type ModelMessa
 import { EventStreamError, readEventData } from './sse.ts';
 
 // The OpenAI Chat Completions wire protocol (`POST {base}/chat/completions`, `stream: true`), which OpenAI,
-// Azure, OpenRouter, vLLM, Ollama and llama.cpp servers all speak (CONTRACT §9). We read the stream ourselves
-// (sse.ts, completion.ts, ~200 lines) rather than through the `openai` package: the agent needs exactly one
-// call, its time-outs, retries and error mapping are ours to decide (CONTRACT §9), and every byte a server
-// sends is parsed under our limits. The tests check our fake server with the `openai` package too, so both
-// sides agree on the protocol.
+// Azure, OpenRouter, vLLM, Ollama and llama.cpp servers all speak (docs/editor.md, The LLM agent). We read
+// the stream ourselves (sse.ts, completion.ts, ~200 lines) rather than through the `openai` package: the
+// agent needs exactly one call, its time-outs, retries and error mapping are ours to decide
+// (docs/architecture.md, The LLM agent's client), and every byte a server sends is parsed under our limits.
+// The tests check our fake server with the `openai` package too, so both sides agree on the protocol.
 
 /** A message of the conversation, in the protocol's shape. */
 export type ChatMessage =

@@ -4,10 +4,11 @@ import { IMAGE_CREDITS_PER_IMAGE, VIDEO_CREDITS_PER_SECOND } from '../../../../s
 import type { AgentClip, AgentLibraryItem, AgentTurnInput } from '../agent-model.ts';
 import type { ChatContentPart, ChatMessage, ChatTool } from './chat-client.ts';
 
-// What the LLM reads: the product's rules, the spec's prompt structure for video (spec §4.2), the project
-// (context, aspect ratio, library, timeline) in compact form, the video's thread within a budget, and the
-// turn's instruction with its reference images. The user's words are data inside the conversation: they
-// never change the rules, and whatever the model answers, the runtime checks every tool call.
+// What the LLM reads (docs/editor.md): the product's rules, the recommended prompt structure for video
+// (docs/api.md), the project (context, aspect ratio, library, timeline) in compact form, the video's thread
+// within a budget, and the turn's instruction with its reference images. The user's words are data inside the
+// conversation: they never change the rules, and whatever the model answers, the runtime checks every tool
+// call.
 
 /** Budgets in characters (about 4 per token): the whole prompt stays well inside an 8k-token window's half. */
 export const PROMPT_BUDGETS = {
@@ -34,7 +35,10 @@ How you work:
 - When the user asks for the video (or to export it), call export_video: it renders the target video as it is now and answers its video_url; give the user that link. It is not a media generation and costs nothing beyond the turn.
 - Reply in plain text, briefly. Never claim something happened unless a tool result says so; if a tool fails, say why and ask how to go on.`;
 
-/** The tools of CONTRACT §9 as the protocol offers them (their JSON Schemas are the runtime's checks). */
+/**
+ * The agent tools (docs/editor.md, The tools) as the protocol offers them (their JSON Schemas are the
+ * runtime's checks).
+ */
 export const CHAT_TOOLS: readonly ChatTool[] = Object.entries(AGENT_TOOLS).map(([name, schema]) => {
   const parameters = JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
   const description = typeof parameters.description === 'string' ? parameters.description : name;

@@ -1,4 +1,4 @@
-/** A sandbox request's scripted behaviour, chosen by a marker in the prompt (CONTRACT §7). */
+/** A sandbox request's scripted behaviour, chosen by a marker in the prompt (docs/operator.md, Providers). */
 export type SandboxBehaviour =
   | { kind: 'fail-submit' }
   | { kind: 'fail' }

@@ -55,9 +55,9 @@ const ENDPOINT_BY_CAPABILITY = {
 } as const;
 
 /**
- * The offline provider of CONTRACT §7. It behaves like an external one: requests live in `sandbox_requests`
- * (a service restart does not forget them), media is really rendered with ffmpeg (queued behind
- * `SANDBOX_RENDER_CONCURRENCY`), and prompt markers script failures. Rendering starts at submit on the
+ * The offline provider (docs/operator.md, Providers). It behaves like an external one: requests live in
+ * `sandbox_requests` (a service restart does not forget them), media is really rendered with ffmpeg (queued
+ * behind `SANDBOX_RENDER_CONCURRENCY`), and prompt markers script failures. Rendering starts at submit on the
  * node that took the request; if that process dies, the claim lapses and the next status call renders it.
  */
 export async function createSandboxProvider(

@@ -73,6 +73,7 @@ export { connectMongo, isDuplicateKeyError, type MongoConnection } from './mongo
 export { mongoCompatFor, type MongoCompat } from './mongo/compat.ts';
 export { startEmbeddedMongo } from './mongo/embedded-jongodb.ts';
 export { fromIdDoc, toIdDoc, type IdDoc } from './mongo/id-docs.ts';
+export { dropIndexesIfPresent } from './mongo/indexes.ts';
 export { detectMongoServer, type MongoServer } from './mongo/server.ts';
 export { createJetStreamTransport } from './nats/actor-transport.ts';
 export { connectNats, type NatsLink } from './nats/connect.ts';

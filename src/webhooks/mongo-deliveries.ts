@@ -23,6 +23,8 @@ export async function createMongoWebhookDeliveries(db: Db): Promise<WebhookDeliv
     { key: { key_id: 1, created_at: -1 }, name: 'by_key_newest' },
     { key: { state: 1, next_attempt_at: 1 }, name: 'by_state_due' },
     { key: { created_at: 1 }, name: 'by_age' },
+    // One delivery per job and key: the id derived from the job's says so too, the index makes it a rule.
+    { key: { job_id: 1, key_id: 1 }, name: 'one_per_job_key', unique: true },
   ]);
 
   return {

@@ -29,6 +29,9 @@ import {
   createMongoUserCredentials,
   createMongoWebSessions,
   createMongoOAuthStore,
+  apiKeysOnServer,
+  oauthStoreOnServer,
+  webSessionsOnServer,
 } from '../accounts/index.ts';
 import {
   type CreditLedger,
@@ -121,6 +124,10 @@ export async function startPlatform(
     }
     const mongo = await connectMongo(mongoUrl!, config.mongoDb);
     closers.push(() => mongo.close());
+    const { compat } = mongo;
+    if (compat.emulations.length > 0) {
+      log.info({ server: compat.server, emulations: compat.emulations }, 'MongoDB-wire server: emulating');
+    }
     let nats: NatsLink | undefined;
     if (config.mode === 'cluster') {
       nats = await connectNats(config.natsUrls, config.nodeId);
@@ -156,20 +163,20 @@ export async function startPlatform(
       createMongoWebSessions(mongo.db),
       createMongoOAuthStore(mongo.db),
     ]);
+    // Conditional updates that must have one winner, made safe where the server needs it (`compat`).
     const repositories: Repositories = {
       users,
-      keys,
+      keys: apiKeysOnServer(compat, keys),
       ledger,
-      // jongodb's conditional updates are not atomic across connections: ordered per id there only.
-      jobs: jobsOnServer(mongo, jobs),
-      deliveries: webhookDeliveriesOnServer(mongo, deliveries),
+      jobs: jobsOnServer(compat, jobs),
+      deliveries: webhookDeliveriesOnServer(compat, deliveries),
       projects,
       assets,
       thread,
       history,
       credentials: createMongoUserCredentials(mongo.db),
-      webSessions,
-      oauth,
+      webSessions: webSessionsOnServer(compat, webSessions),
+      oauth: oauthStoreOnServer(compat, oauth),
     };
     const mediaUrl = (mediaId: string) => ownMediaPrefix(base.baseUrl) + mediaId;
     // Project events reach every node's subscribers (NATS subjects in cluster mode: docs/architecture.md).

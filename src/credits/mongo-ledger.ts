@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import type { CreditLedger, LedgerEntry, CreditChangeResult } from '../../actors/index.ts';
-import { newId, type Clock, isDuplicateKeyError } from '../platform/index.ts';
+import { newId, type Clock, isDuplicateKeyError, dropIndexesIfPresent } from '../platform/index.ts';
 
 export type LedgerDoc = Omit<LedgerEntry, 'id'> & { _id: string };
 
@@ -23,7 +23,8 @@ const toEntry = ({ _id, ...rest }: LedgerDoc): LedgerEntry => ({ id: _id, ...res
  * entry is then copied into the `ledger` collection. If the process dies between the two writes, the next
  * change or ledger read of that user copies `last_entry` over first, so the ledger is never missing an entry
  * the balance counts, and the unique `(user_id, op_id)` index and the `_id` make every copy and every
- * repeated command apply once.
+ * repeated command apply once. The unique `(user_id, seq)` index states in the database what the guard
+ * ensures: one entry per sequence number of a user.
  *
  * Why not a transaction: jongodb, our test and embedded server, silently drops whole transactions that run
  * concurrently (in a probe, 11 of 300 concurrent two-document transactions on different users vanished
@@ -34,11 +35,13 @@ const toEntry = ({ _id, ...rest }: LedgerDoc): LedgerEntry => ({ id: _id, ...res
 export async function createMongoCreditLedger(db: Db, clock: Clock): Promise<CreditLedger> {
   const users = db.collection<BalanceDoc>('users');
   const ledger = db.collection<LedgerDoc>('ledger');
+  // Earlier versions had `(user_id, seq)` without uniqueness, as `by_user_seq`: MongoDB keeps one definition
+  // per key, so that index goes before `seq_once` is built (which fails if the stored ledger breaks it).
+  await dropIndexesIfPresent(ledger, ['by_user_seq']);
   await ledger.createIndexes([
     { key: { user_id: 1, op_id: 1 }, name: 'op_once', unique: true },
-    // Not unique: the guarded update on the user already makes each seq happen once, and on jongodb every
-    // unique index doubles the cost of an insert (measured: 13 → 27 ms at 1500 entries).
-    { key: { user_id: 1, seq: -1 }, name: 'by_user_seq' },
+    // Also the index of the newest-first reads.
+    { key: { user_id: 1, seq: -1 }, name: 'seq_once', unique: true },
   ]);
 
   /** Copies the user's newest entry into the ledger collection (a no-op when it is already there). */

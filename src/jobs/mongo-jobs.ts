@@ -1,4 +1,4 @@
-import { serialisedOnJongodb, type MongoServer } from '../platform/index.ts';
+import type { MongoCompat } from '../platform/index.ts';
 import type { Db, Filter } from 'mongodb';
 import type { JobRecord, JobsRepository, JobStatus } from './ports/jobs-repository.ts';
 
@@ -15,8 +15,7 @@ const STORED_AS: Partial<Record<JobStatus, JobStatus[]>> = { processing: ['proce
 /**
  * Jobs in the `jobs` collection. Each state change is one conditional single-document update on the state it
  * leaves, so a cancel racing a completion or a time-out has exactly one winner: MongoDB applies such an update
- * atomically. jongodb does not across connections; the wiring wraps this repository for it
- * (`serialisedOnJongodb`, jongodb-serial.ts).
+ * atomically. jongodb does not across connections; the wiring wraps this repository for it (`jobsOnServer`).
  */
 export async function createMongoJobs(db: Db): Promise<JobsRepository> {
   const jobs = db.collection<JobDoc>('jobs');
@@ -148,14 +147,6 @@ export async function createMongoJobs(db: Db): Promise<JobsRepository> {
   };
 }
 
-/** The jobs repository as the service wires it: its state changes queued per job id on jongodb. */
-export const jobsOnServer = (
-  connection: { readonly server: MongoServer },
-  jobs: JobsRepository,
-): JobsRepository =>
-  serialisedOnJongodb(
-    connection,
-    jobs,
-    ['markProcessing', 'finish', 'refundConfirmed', 'removeIf'],
-    (id) => id,
-  );
+/** The jobs repository as the service wires it: its state changes made safe per job id where needed. */
+export const jobsOnServer = (compat: MongoCompat, jobs: JobsRepository): JobsRepository =>
+  compat.serialised(jobs, ['markProcessing', 'finish', 'refundConfirmed', 'removeIf'], (id) => id);

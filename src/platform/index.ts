@@ -69,15 +69,12 @@ export {
 } from './media/probe.ts';
 export type { ProbeJson, ProbeStream } from './media/probe-json.ts';
 export type { SniffedContainer } from './media/sniff.ts';
-export {
-  connectMongo,
-  isDuplicateKeyError,
-  type MongoConnection,
-  type MongoServer,
-} from './mongo/connect.ts';
+export { connectMongo, isDuplicateKeyError, type MongoConnection } from './mongo/connect.ts';
+export { mongoCompatFor, type MongoCompat } from './mongo/compat.ts';
 export { startEmbeddedMongo } from './mongo/embedded-jongodb.ts';
 export { fromIdDoc, toIdDoc, type IdDoc } from './mongo/id-docs.ts';
-export { serialisedOnJongodb } from './mongo/jongodb-serial.ts';
+export { dropIndexesIfPresent } from './mongo/indexes.ts';
+export { detectMongoServer, type MongoServer } from './mongo/server.ts';
 export { createJetStreamTransport } from './nats/actor-transport.ts';
 export { connectNats, type NatsLink } from './nats/connect.ts';
 export { createNatsEventBus, eventSubject } from './nats/event-bus.ts';

@@ -1,4 +1,4 @@
-import { serialisedOnJongodb, type MongoServer } from '../platform/index.ts';
+import type { MongoCompat } from '../platform/index.ts';
 import { MongoServerError, type Db } from 'mongodb';
 import type { WebhookDeliveriesRepository, WebhookDelivery } from './ports/webhook-deliveries-repository.ts';
 
@@ -15,7 +15,7 @@ const DUPLICATE_KEY = 11000;
  * deliveries route). An attempt is recorded by a conditional update on the attempt count it saw, so two
  * runs of the same attempt (a redelivery after a node died) record it once: MongoDB applies such an update
  * atomically. jongodb does not across connections; the wiring wraps this repository for it
- * (`serialisedOnJongodb`, jongodb-serial.ts).
+ * (`webhookDeliveriesOnServer`).
  */
 export async function createMongoWebhookDeliveries(db: Db): Promise<WebhookDeliveriesRepository> {
   const deliveries = db.collection<DeliveryDoc>('webhook_deliveries');
@@ -23,6 +23,8 @@ export async function createMongoWebhookDeliveries(db: Db): Promise<WebhookDeliv
     { key: { key_id: 1, created_at: -1 }, name: 'by_key_newest' },
     { key: { state: 1, next_attempt_at: 1 }, name: 'by_state_due' },
     { key: { created_at: 1 }, name: 'by_age' },
+    // One delivery per job and key: the id derived from the job's says so too, the index makes it a rule.
+    { key: { job_id: 1, key_id: 1 }, name: 'one_per_job_key', unique: true },
   ]);
 
   return {
@@ -85,9 +87,8 @@ export async function createMongoWebhookDeliveries(db: Db): Promise<WebhookDeliv
   };
 }
 
-/** The webhook deliveries repository as the service wires it: attempts queued per delivery on jongodb. */
+/** The webhook deliveries repository as the service wires it: attempts made safe per delivery where needed. */
 export const webhookDeliveriesOnServer = (
-  connection: { readonly server: MongoServer },
+  compat: MongoCompat,
   deliveries: WebhookDeliveriesRepository,
-): WebhookDeliveriesRepository =>
-  serialisedOnJongodb(connection, deliveries, ['recordAttempt'], (delivery) => delivery.id);
+): WebhookDeliveriesRepository => compat.serialised(deliveries, ['recordAttempt'], (delivery) => delivery.id);

@@ -127,7 +127,7 @@ async function directRun(mongo: TestMongo) {
       createMongoUsers(db),
       createMongoApiKeys(db),
       createMongoCreditLedger(db, systemClock),
-      createMongoJobs(db).then((store) => jobsOnServer(connection, store)), // as the service wires it
+      createMongoJobs(db).then((store) => jobsOnServer(connection.compat, store)), // as the service wires it
     ]);
     const requests = db.collection('sandbox_requests');
     await requests.createIndexes([{ key: { created_at: 1 }, name: 'by_age' }]); // as the sandbox provider

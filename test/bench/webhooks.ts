@@ -267,8 +267,8 @@ async function setUp(mongo: TestMongo, dbName: string, urls: string[]): Promise<
   const db = connection.db;
   const [keys, jobs, deliveries] = await Promise.all([
     createMongoApiKeys(db),
-    createMongoJobs(db).then((store) => jobsOnServer(connection, store)), // as the service wires them
-    createMongoWebhookDeliveries(db).then((store) => webhookDeliveriesOnServer(connection, store)),
+    createMongoJobs(db).then((store) => jobsOnServer(connection.compat, store)), // as the service wires them
+    createMongoWebhookDeliveries(db).then((store) => webhookDeliveriesOnServer(connection.compat, store)),
   ]);
   const keyIds: string[] = [];
   const secrets: string[] = [];

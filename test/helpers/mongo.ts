@@ -1,7 +1,9 @@
 import { createRequire } from 'node:module';
 import { before, after } from 'node:test';
-import { MongoClient } from 'mongodb';
+import { MongoClient, type Db } from 'mongodb';
 import { watchProcess, stopProcess } from './processes.ts';
+import { mongoCompatFor, type MongoCompat } from '../../src/platform/mongo/compat.ts';
+import { detectMongoServer } from '../../src/platform/mongo/server.ts';
 
 /** A MongoDB-wire server for one test file. */
 export interface TestMongo {
@@ -78,4 +80,9 @@ export function useMongoClient(): { readonly client: MongoClient; readonly uri: 
       return mongo!.uri;
     },
   };
+}
+
+/** The compatibility the service chooses for the server behind `db` (as `connectMongo` does at connect). */
+export async function compatOf(db: Db): Promise<MongoCompat> {
+  return mongoCompatFor(await detectMongoServer(db));
 }

@@ -15,7 +15,6 @@ import { newMediaId } from '../../src/platform/storage/media-id.ts';
 import { createMongoCreditLedger } from '../../src/credits/mongo-ledger.ts';
 import { createMongoUsers } from '../../src/accounts/mongo/users.ts';
 import { createMongoJobs } from '../../src/jobs/mongo-jobs.ts';
-import { detectMongoServer } from '../../src/platform/mongo/connect.ts';
 import { jobsOnServer } from '../../src/jobs/mongo-jobs.ts';
 import { createFsMediaStore } from '../../src/platform/storage/fs-store.ts';
 import { createJobSweeper } from '../../src/jobs/job-sweeper.ts';
@@ -25,7 +24,7 @@ import type { MediaStore } from '../../src/platform/storage/media-store.ts';
 import type { CreditLedger } from '../../actors/ports/credit-ledger.ts';
 import type { JobRecord, JobsRepository } from '../../src/jobs/ports/jobs-repository.ts';
 import { userActor, userCredits, type UserCredits } from '../../actors/user.ts';
-import { useMongoClient } from '../helpers/mongo.ts';
+import { compatOf, useMongoClient } from '../helpers/mongo.ts';
 import { imageJobRecord } from '../helpers/job-records.ts';
 import { startTestActorSystem, type TestActorSystem } from '../helpers/actors.ts';
 
@@ -53,7 +52,7 @@ describe('job sweeper (fake clock)', () => {
   before(async () => {
     db = mongo.client.db('sweeper');
     ledger = await createMongoCreditLedger(db, clock);
-    jobs = jobsOnServer({ server: await detectMongoServer(db) }, await createMongoJobs(db)); // as the service wires it
+    jobs = jobsOnServer(await compatOf(db), await createMongoJobs(db)); // as the service wires it
     mediaDir = await mkdtemp(join(tmpdir(), 'mf-sweeper-'));
     store = await createFsMediaStore({ dir: mediaDir });
     actors = await startTestActorSystem({ transport: 'in-process', actors: [userActor], ports: { ledger } });

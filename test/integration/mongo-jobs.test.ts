@@ -6,7 +6,8 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient, type CommandStartedEvent } from 'mongodb';
-import { connectMongo, detectMongoServer, type MongoConnection } from '../../src/platform/mongo/connect.ts';
+import { connectMongo, type MongoConnection } from '../../src/platform/mongo/connect.ts';
+import { detectMongoServer } from '../../src/platform/mongo/server.ts';
 import { createMongoJobs } from '../../src/jobs/mongo-jobs.ts';
 import { jobsOnServer } from '../../src/jobs/mongo-jobs.ts';
 import type { JobRecord, JobsRepository } from '../../src/jobs/ports/jobs-repository.ts';
@@ -27,7 +28,7 @@ describe('jobs repository state changes', () => {
   before(async () => {
     // The service's own client settings: a pool of 50, so racing operations really run on different connections.
     connection = await connectMongo(mongo.uri, 'jobs');
-    jobs = jobsOnServer(connection, await createMongoJobs(connection.db));
+    jobs = jobsOnServer(connection.compat, await createMongoJobs(connection.db));
   });
   after(() => connection?.close());
 
@@ -49,6 +50,7 @@ describe('jobs repository state changes', () => {
     assert.equal(connection.server.kind, expected);
     assert.match(connection.server.version, /^\d+\.\d+/);
     assert.deepEqual(await detectMongoServer(mongo.client.db('other')), connection.server);
+    assert.equal(connection.compat.server, connection.server, 'the compatibility is chosen for that server');
   });
 
   it('a cancel racing a confirmed failure: one of them, never both', async () => {
@@ -112,7 +114,7 @@ describe('jobs repository state changes', () => {
         if (WRITES.has(event.commandName)) writes.push(event.commandName);
       });
       await client.connect();
-      observed = jobsOnServer(connection, await createMongoJobs(client.db('jobs')));
+      observed = jobsOnServer(connection.compat, await createMongoJobs(client.db('jobs')));
     });
     after(() => client?.close());
 

@@ -14,7 +14,6 @@ import { createManualClock } from '../../src/platform/core/clock.ts';
 import { createMongoApiKeys } from '../../src/accounts/mongo/api-keys.ts';
 import { createMongoJobs } from '../../src/jobs/mongo-jobs.ts';
 import { createMongoWebhookDeliveries } from '../../src/webhooks/mongo-deliveries.ts';
-import { detectMongoServer } from '../../src/platform/mongo/connect.ts';
 import { jobsOnServer } from '../../src/jobs/mongo-jobs.ts';
 import { webhookDeliveriesOnServer } from '../../src/webhooks/mongo-deliveries.ts';
 import { createGuardedFetch } from '../../src/platform/net/guarded-fetch.ts';
@@ -24,7 +23,7 @@ import type { AuditEntry } from '../../src/platform/audit/audit-sink.ts';
 import type { ApiKeysRepository } from '../../src/accounts/ports/api-keys-repository.ts';
 import type { JobRecord, JobsRepository } from '../../src/jobs/ports/jobs-repository.ts';
 import type { WebhookDeliveriesRepository } from '../../src/webhooks/ports/webhook-deliveries-repository.ts';
-import { useMongoClient } from '../helpers/mongo.ts';
+import { compatOf, useMongoClient } from '../helpers/mongo.ts';
 import { imageJobRecord } from '../helpers/job-records.ts';
 
 const SECRET = 'whsec_integration_secret';
@@ -67,9 +66,9 @@ describe('webhook service (manual clock, real repositories and receivers)', () =
   before(async () => {
     db = mongo.client.db('webhooks');
     keys = await createMongoApiKeys(db);
-    const server = await detectMongoServer(db); // built as the service wires them
-    jobs = jobsOnServer({ server }, await createMongoJobs(db));
-    deliveries = webhookDeliveriesOnServer({ server }, await createMongoWebhookDeliveries(db));
+    const compat = await compatOf(db); // built as the service wires them
+    jobs = jobsOnServer(compat, await createMongoJobs(db));
+    deliveries = webhookDeliveriesOnServer(compat, await createMongoWebhookDeliveries(db));
     receiver = http.createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));

@@ -1,4 +1,5 @@
 import type { Db } from 'mongodb';
+import type { MongoCompat } from '../../platform/index.ts';
 import type { ApiKeyRecord, ApiKeysRepository } from '../ports/api-keys-repository.ts';
 
 type ApiKeyDoc = Omit<ApiKeyRecord, 'id'> & { _id: string };
@@ -43,3 +44,7 @@ export async function createMongoApiKeys(db: Db): Promise<ApiKeysRepository> {
     },
   };
 }
+
+/** The API keys as the service wires them: the first revocation's time is kept, made safe per key where needed. */
+export const apiKeysOnServer = (compat: MongoCompat, keys: ApiKeysRepository): ApiKeysRepository =>
+  compat.serialised(keys, ['revoke'], (id) => id);

@@ -7,7 +7,12 @@ import type {
   OAuthTokenRecord,
 } from '../ports/oauth-store.ts';
 
-import { fromIdDoc as fromDoc, toIdDoc as toDoc, type IdDoc as Doc } from '../../platform/index.ts';
+import {
+  fromIdDoc as fromDoc,
+  toIdDoc as toDoc,
+  type IdDoc as Doc,
+  type MongoCompat,
+} from '../../platform/index.ts';
 
 /**
  * The authorization server's records: `oauth_clients`, `oauth_codes`, `oauth_grants`, `oauth_tokens` (codes and
@@ -90,3 +95,10 @@ export async function createMongoOAuthStore(db: Db): Promise<OAuthStore> {
     },
   };
 }
+
+/**
+ * The OAuth store as the service wires it: spending a code or a refresh token is a conditional update that
+ * must have one winner (a replayed code never gets a second set of tokens), made safe per id where needed.
+ */
+export const oauthStoreOnServer = (compat: MongoCompat, store: OAuthStore): OAuthStore =>
+  compat.serialised(store, ['spendCode', 'spendRefreshToken'], (id) => id);

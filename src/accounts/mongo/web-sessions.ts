@@ -5,7 +5,7 @@ import type {
   WebSessionRecord,
   WebSessionsRepository,
 } from '../ports/web-sessions.ts';
-import { fromIdDoc, toIdDoc, type IdDoc } from '../../platform/index.ts';
+import { fromIdDoc, toIdDoc, type IdDoc, type MongoCompat } from '../../platform/index.ts';
 
 /**
  * Browser sessions in `web_sessions`, their bearer tokens in `session_tokens` and one-time sign-in links in
@@ -52,3 +52,9 @@ export async function createMongoWebSessions(db: Db): Promise<WebSessionsReposit
     },
   };
 }
+
+/** The web sessions as the service wires them: a sign-in link is spent once, made safe per link where needed. */
+export const webSessionsOnServer = (
+  compat: MongoCompat,
+  sessions: WebSessionsRepository,
+): WebSessionsRepository => compat.serialised(sessions, ['spendSignInLink'], (id) => id);

@@ -9,7 +9,11 @@ const toRecord = ({ _id, ...rest }: AssetDoc): AssetRecord => ({ id: _id, ...res
 /** Project assets in the `project_assets` collection. */
 export async function createMongoAssets(db: Db): Promise<AssetsRepository> {
   const assets = db.collection<AssetDoc>('project_assets', { ignoreUndefined: true });
-  await assets.createIndexes([{ key: { project_id: 1, created_at: 1, _id: 1 }, name: 'by_project_age' }]);
+  await assets.createIndexes([
+    { key: { project_id: 1, created_at: 1, _id: 1 }, name: 'by_project_age' },
+    // One asset per generated job (its id derives from the job's); sparse: uploads and imports have no job.
+    { key: { 'metadata.job_id': 1 }, name: 'one_per_job', unique: true, sparse: true },
+  ]);
 
   return {
     async put(asset) {
@@ -19,7 +23,8 @@ export async function createMongoAssets(db: Db): Promise<AssetsRepository> {
         await assets.updateOne({ _id: id }, { $setOnInsert: rest }, { upsert: true });
       } catch (error) {
         // Two concurrent upserts of one id: MongoDB may refuse the second with a duplicate key; it is stored.
-        if (!isDuplicateKeyError(error)) throw error;
+        // Refused by `one_per_job` instead (another id for the same job), nothing is stored: that is an error.
+        if (!isDuplicateKeyError(error) || !(await assets.findOne({ _id: id }))) throw error;
       }
     },
     async get(id) {

@@ -13,7 +13,8 @@ const toDoc = ({ id, ...rest }: ProjectRecord): ProjectDoc => ({ _id: id, ...res
  * The commit point of every change is `replace`: one `replaceOne` conditional on the version the writer read,
  * so a redelivered command racing a slow node cannot overwrite a newer state — the loser sees false and reads
  * again. Unlike `findOneAndUpdate`, a conditional `replaceOne` had one winner in every one of 1 000 two-way
- * races over a 50-connection pool on jongodb, so this adapter needs no `serialisedOnJongodb` wrapper.
+ * races over a 50-connection pool on jongodb, so this adapter needs no queueing from the MongoDB compatibility
+ * (`MongoCompat.serialised`).
  */
 export async function createMongoProjects(db: Db): Promise<ProjectsRepository> {
   const projects = db.collection<ProjectDoc>('projects', { ignoreUndefined: true });
@@ -34,8 +35,12 @@ export async function createMongoProjects(db: Db): Promise<ProjectsRepository> {
       return doc ? toRecord(doc) : null;
     },
     async listByUser(userId) {
-      // Whole documents come back: jongodb has no projections, so the summary is cut here.
-      const docs = await projects.find({ user_id: userId }).sort({ updated_at: -1, _id: -1 }).toArray();
+      // MongoDB sends only the summary's fields; jongodb ignores projections and sends whole documents, so
+      // the summary is also cut here.
+      const docs = await projects
+        .find({ user_id: userId }, { projection: { name: 1, aspect_ratio: 1, updated_at: 1 } })
+        .sort({ updated_at: -1, _id: -1 })
+        .toArray();
       return docs.map(({ _id, name, aspect_ratio, updated_at }): ProjectSummary => ({
         id: _id,
         name,

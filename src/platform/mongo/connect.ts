@@ -1,46 +1,48 @@
-import { MongoClient, type Db } from 'mongodb';
-
-/**
- * Which MongoDB-wire server answers, from its own `buildInfo`. `jongodb` is the in-memory server of tests and
- * embedded mode; anything else is taken for MongoDB.
- */
-export interface MongoServer {
-  kind: 'mongodb' | 'jongodb';
-  /** `buildInfo.version` as the server reports it (`7.0.14`, `8.0.0-jongodb`). */
-  version: string;
-}
+import { MongoClient, type Db, type MongoClientOptions } from 'mongodb';
+import { mongoCompatFor, type MongoCompat } from './compat.ts';
+import { detectMongoServer, type MongoServer } from './server.ts';
 
 /** An open MongoDB connection and the service's database. */
 export interface MongoConnection {
   client: MongoClient;
   db: Db;
-  /** The server behind the connection, read once at connect. */
+  /** The server behind the connection, read once at connect (for logs; adapters ask `compat`). */
   server: MongoServer;
+  /** What the service does differently on this server, chosen once at connect. */
+  compat: MongoCompat;
   /** True when the server answers a ping within the time-out. */
   ping(timeoutMs?: number): Promise<boolean>;
   close(): Promise<void>;
 }
 
-/** Connects to MongoDB (the polling monitor: the streaming one crashed against jongodb under load). */
+/**
+ * Connects to MongoDB. The first client polls the server (every server takes that, and which server answers
+ * is not known yet); once the server has said what it is, a MongoDB gets a client with the driver's own
+ * monitor (streaming), and jongodb keeps the polling one (the streaming monitor crashed against it under load).
+ */
 export async function connectMongo(url: string, dbName: string): Promise<MongoConnection> {
-  const client = new MongoClient(url, {
-    serverMonitoringMode: 'poll',
-    serverSelectionTimeoutMS: 10_000,
-    maxPoolSize: 50,
-  });
-  await client.connect();
-  const db = client.db(dbName);
-  let server: MongoServer;
+  let client = await openClient(url, 'poll');
+  let compat: MongoCompat;
   try {
-    server = await detectMongoServer(db);
+    compat = mongoCompatFor(await detectMongoServer(client.db(dbName)));
   } catch (error) {
     await client.close();
     throw error;
   }
+  if (compat.monitoring !== 'poll') {
+    const first = client;
+    try {
+      client = await openClient(url, compat.monitoring);
+    } finally {
+      await first.close();
+    }
+  }
+  const db = client.db(dbName);
   return {
     client,
     db,
-    server,
+    server: compat.server,
+    compat,
     async ping(timeoutMs = 2000) {
       try {
         await db.command({ ping: 1 }, { timeoutMS: timeoutMs });
@@ -53,16 +55,17 @@ export async function connectMongo(url: string, dbName: string): Promise<MongoCo
   };
 }
 
-/**
- * Asks the server what it is (`buildInfo`, which needs no privileges). jongodb answers a fixed
- * `gitVersion: 'jongodb'` (and `version: '8.0.0-jongodb'`); a real mongod answers the 40-hex commit it was
- * built from. `hello` cannot tell them apart: jongodb's has the same fields as a replica-set primary's.
- */
-export async function detectMongoServer(db: Db): Promise<MongoServer> {
-  const info = await db.admin().buildInfo();
-  const version = typeof info.version === 'string' ? info.version : 'unknown';
-  const jongodb = info.gitVersion === 'jongodb' || /jongodb/i.test(version);
-  return { kind: jongodb ? 'jongodb' : 'mongodb', version };
+async function openClient(
+  url: string,
+  monitoring: NonNullable<MongoClientOptions['serverMonitoringMode']>,
+): Promise<MongoClient> {
+  const client = new MongoClient(url, {
+    serverMonitoringMode: monitoring,
+    serverSelectionTimeoutMS: 10_000,
+    maxPoolSize: 50,
+  });
+  await client.connect();
+  return client;
 }
 
 /** True for MongoDB's duplicate-key error (a unique index refused the write). */

@@ -3,6 +3,7 @@ import { createInbox, headers, type NatsConnection, type Subscription } from '@n
 import { jetstream, jetstreamManager, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
 import { AppError } from '../core/errors.ts';
 import { AskTimeoutError } from '../core/actor-ask-timeout.ts';
+import { ActorUnavailableError } from '../core/actor-errors.ts';
 import { decode, encode, errorReply } from '../core/actor-envelope.ts';
 import { partitionOf } from '../core/actor-partition.ts';
 import {
@@ -91,7 +92,7 @@ export function createJetStreamTransport(options: JetStreamTransportOptions): Ac
       });
     } catch (error) {
       logger.error({ err: error, actor: kind, actor_key: key }, 'could not publish actor message');
-      throw new AppError('unavailable', 'Service temporarily unavailable, try again');
+      throw new ActorUnavailableError();
     }
   }
 
@@ -117,7 +118,7 @@ export function createJetStreamTransport(options: JetStreamTransportOptions): Ac
         'poison actor message dropped',
       );
       msg.term();
-      return answer(errorReply(new AppError('unavailable', 'Service temporarily unavailable, try again')));
+      return answer(errorReply(new ActorUnavailableError()));
     }
     if (msg.info.redelivered) {
       // A node died or stalled holding it; handling it again is safe (op_id) and worth knowing about.

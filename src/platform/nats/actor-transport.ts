@@ -44,7 +44,7 @@ interface Envelope {
 }
 
 /**
- * Actors over JetStream (DESIGN.md §2): stream `MF_ACTORS`, one durable pull consumer per kind and partition
+ * Actors over JetStream (docs/architecture.md, "Actors"): stream `MF_ACTORS`, one durable pull consumer per kind and partition
  * with `max_ack_pending: 1` and the kind's `ack_wait` (its `ackWaitMs` setting), so each partition is handled strictly in order by exactly one node at a time,
  * whichever nodes are running. Replies travel on core NATS to the subject in the `Mf-Reply` header.
  *

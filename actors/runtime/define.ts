@@ -44,8 +44,9 @@ export interface HandlerContext<Ports> {
 
 /**
  * One command's handler. Handlers are short: they record state transitions and return a JSON-serialisable
- * answer (docs/architecture.md, "Actors"). They may run again for the same message after a crash, so every change they make
- * must be idempotent by `op_id`. The message has passed its command's schema (defaults applied).
+ * answer (docs/architecture.md, "Actors"). They may run again for the same message after a crash, so every
+ * change they make must be idempotent by `op_id`. The message has passed its command's schema (defaults
+ * applied).
  */
 export type Handler<Ports, Message, Result = unknown> = (
   context: HandlerContext<Ports>,

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Static, TSchema } from 'typebox';
 import type { Clock } from '../../src/platform/core/index.ts';
 
-/** Bounded in-handler retries for retryable failures (never a delayed nak: docs/architecture.md, "Actors"). */
+/** Bounded in-handler retries of retryable failures (never a delayed nak: docs/architecture.md, "Actors"). */
 export interface RetryPolicy {
   attempts: number;
   baseDelayMs: number;
@@ -10,7 +10,7 @@ export interface RetryPolicy {
 
 /** How the runtime treats one actor kind. Each has a default; a definition and a system may override it. */
 export interface ActorSettings {
-  /** How long `ask` waits for an answer when the caller names no time-out (then `ActorUnavailableError`, 503). */
+  /** How long `ask` waits for an answer when the caller names no time-out (then `ActorUnavailableError`). */
   askTimeoutMs: number;
   /** Retryable handler failures: how many runs in all, and the first back-off (×4 per attempt, jittered). */
   retry: RetryPolicy;

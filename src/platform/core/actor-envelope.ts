@@ -5,8 +5,8 @@ import type { ActorReply, WireError } from './actor-transport.ts';
 const TYPED_KINDS = Object.keys(TYPED_ERRORS) as TypedErrorKind[];
 
 /**
- * A handler's failure as the caller will see it: an `AppError` keeps its code, fields and (through `kind`) its
- * subclass; anything else is internal.
+ * A handler's failure as the caller will see it: an `AppError` keeps its code, fields and (through `kind`)
+ * its subclass; anything else is internal.
  */
 export function errorReply(error: unknown): ActorReply {
   if (error instanceof AppError) {

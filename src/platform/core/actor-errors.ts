@@ -63,8 +63,8 @@ const RETRYABLE_SYSCALL_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 
 const RETRYABLE_SERVER_CODES = new Set([6, 7, 89, 91, 112, 189, 251, 262, 9001, 10107, 11600, 11602, 13435]);
 
 /**
- * Classifies a handler failure: by type first (`RetryableError` is retried; an `AppError` is the answer), then
- * a driver's error by its shape (no driver import: actors stay driver-free); anything else is terminal.
+ * Classifies a handler failure: by type first (`RetryableError` is retried; an `AppError` is the answer),
+ * then a driver's error by its shape (no driver import: actors stay driver-free); anything else is terminal.
  */
 export function classifyHandlerError(error: unknown): HandlerErrorClass {
   if (error instanceof RetryableError) return 'retryable';

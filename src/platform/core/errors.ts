@@ -47,8 +47,9 @@ export class AppError extends Error {
 }
 
 /**
- * The project does not exist (or is not the caller's): 404 `Project not found`. Callers that must tell it from
- * other 404s (a turn that loses its project stops) test for it by type; it keeps its type across the actor wire.
+ * The project does not exist (or is not the caller's): 404 `Project not found`. Callers that must tell it
+ * from other 404s (a turn that loses its project stops) test for it by type; it keeps its type across the
+ * actor wire.
  */
 export class ProjectNotFound extends AppError {
   constructor(message = 'Project not found', details: Record<string, unknown> = {}) {

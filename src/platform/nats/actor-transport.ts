@@ -46,7 +46,8 @@ interface Envelope {
 /**
  * Actors over JetStream (docs/architecture.md, "Actors"): stream `MF_ACTORS`, one durable pull consumer per
  * kind and partition with `max_ack_pending: 1` and the kind's `ack_wait` (its `ackWaitMs` setting), so each
- * partition is handled strictly in order by exactly one node at a time, whichever nodes are running. Replies travel on core NATS to the subject in the `Mf-Reply` header.
+ * partition is handled strictly in order by exactly one node at a time, whichever nodes are running. Replies
+ * travel on core NATS to the subject in the `Mf-Reply` header.
  *
  * Acknowledgement comes before the reply: a caller that got an answer knows the message will not be handled
  * again; a node that dies between handling and acknowledging leaves the message to be redelivered after

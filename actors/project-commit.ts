@@ -1,4 +1,4 @@
-import { AppError } from '../src/platform/core/index.ts';
+import { AppError, ProjectNotFound, RetryableError } from '../src/platform/core/index.ts';
 import type { AssetRecord, AssetsRepository } from './ports/assets-repository.ts';
 import type { EventHistory, ProjectEvent } from './ports/event-history.ts';
 import type { ProjectRecord, ProjectsRepository } from './ports/projects-repository.ts';
@@ -57,10 +57,10 @@ export type Committed<Result> = Result & { events: ProjectEvent[]; revision: num
 /** How many applied commands a project remembers for redelivery (a redelivery comes within seconds). */
 const APPLIED_OPS_KEPT = 32;
 
-/** The project, or 404. */
+/** The project, or 404 (`ProjectNotFound`). */
 export async function loadProject(context: ProjectContext): Promise<ProjectRecord> {
   const project = await context.ports.projects.get(context.key);
-  if (!project) throw new AppError('not_found', 'Project not found');
+  if (!project) throw new ProjectNotFound();
   return project;
 }
 
@@ -85,8 +85,8 @@ export function checkRevision(project: ProjectRecord, ifMatch: number | undefine
  * replacing them; (3) the project document is replaced on its version: the commit point. A crash before (3)
  * leaves the project as it was (at most an unreferenced asset, and events past its `seq` that the next change
  * overwrites), and a redelivered command recomputes the change; after (3) the redelivery finds its op id in
- * `applied_ops` and answers the same. A lost race on the version (a slow duplicate) is `unavailable`:
- * transient, so the dispatcher reruns the handler on the new document.
+ * `applied_ops` and answers the same. A lost race on the version (a slow duplicate) is a `RetryableError`:
+ * the dispatcher reruns the handler on the new document.
  */
 export async function commit<Result>(
   context: ProjectContext,
@@ -130,7 +130,7 @@ export async function commit<Result>(
   if (change.messages?.length) await ports.thread.append(change.messages);
   if (events.length > 0) await ports.history.append(current.id, events, now);
   if (!(await ports.projects.replace(next, current.version))) {
-    throw new AppError('unavailable', 'The project was changed concurrently; try again');
+    throw new RetryableError('The project was changed concurrently');
   }
   for (const event of events) context.emit(event);
   return committed;

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Static, TSchema } from 'typebox';
 import type { Clock } from '../../src/platform/core/index.ts';
 
-/** Bounded in-handler retries for transient failures (never a delayed nak: docs/architecture.md, Actors). */
+/** Bounded in-handler retries of retryable failures (never a delayed nak: docs/architecture.md, "Actors"). */
 export interface RetryPolicy {
   attempts: number;
   baseDelayMs: number;
@@ -10,9 +10,9 @@ export interface RetryPolicy {
 
 /** How the runtime treats one actor kind. Each has a default; a definition and a system may override it. */
 export interface ActorSettings {
-  /** How long `ask` waits for an answer when the caller names no time-out (then 503 `unavailable`). */
+  /** How long `ask` waits for an answer when the caller names no time-out (then `ActorUnavailableError`). */
   askTimeoutMs: number;
-  /** Transient handler failures: how many runs in all, and the first back-off (×4 per attempt, jittered). */
+  /** Retryable handler failures: how many runs in all, and the first back-off (×4 per attempt, jittered). */
   retry: RetryPolicy;
   /** JetStream: how long a delivered message may stay unacknowledged before it is redelivered (node death). */
   ackWaitMs: number;
@@ -44,7 +44,7 @@ export interface HandlerContext<Ports> {
 
 /**
  * One command's handler. Handlers are short: they record state transitions and return a JSON-serialisable
- * answer (docs/architecture.md, Actors). They may run again for the same message after a crash, so every
+ * answer (docs/architecture.md, "Actors"). They may run again for the same message after a crash, so every
  * change they make must be idempotent by `op_id`. The message has passed its command's schema (defaults
  * applied).
  */

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import {
   type Clock,
+  ActorUnavailableError,
   AppError,
   errorReply,
   classifyHandlerError,
@@ -36,6 +37,9 @@ interface Command {
 /**
  * The transport-independent half of the runtime: command lookup, schema check, context, retries, events,
  * metrics. A message that fails its command's schema is answered 400 `bad_request` before any handler runs.
+ * A handler's failure is retried with back-off when it is retryable (`classifyHandlerError`: a
+ * `RetryableError` or a driver's hiccup), up to the kind's attempts, then answered `ActorUnavailableError`;
+ * any other failure is answered at once (an `AppError` as it is, anything else as 500).
  */
 export function createDispatcher(options: DispatcherOptions): Dispatch {
   const { clock, metrics, events } = options;
@@ -98,8 +102,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatch {
       } catch (error) {
         running = false;
         const seconds = (performance.now() - started) / 1000;
-        const transient = classifyHandlerError(error) === 'transient';
-        if (transient && attempt < retry.attempts) {
+        const retryable = classifyHandlerError(error) === 'retryable';
+        if (retryable && attempt < retry.attempts) {
           metrics?.record(kind, type, 'retry', seconds);
           logger.warn({ err: error, attempt }, 'actor handler failed transiently; retrying');
           await sleep(retry.baseDelayMs * 4 ** (attempt - 1) * (0.5 + Math.random()));
@@ -107,9 +111,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatch {
         }
         metrics?.record(kind, type, 'error', seconds);
         if (!(error instanceof AppError)) logger.error({ err: error, attempt }, 'actor handler failed');
-        return errorReply(
-          transient ? new AppError('unavailable', 'Service temporarily unavailable, try again') : error,
-        );
+        // Retries spent: the caller hears that the actor is unavailable, never the hiccup's own text.
+        return errorReply(retryable ? new ActorUnavailableError() : error);
       }
     }
   };

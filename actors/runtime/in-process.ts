@@ -1,6 +1,6 @@
 import {
   createKeyedSerial,
-  AppError,
+  ActorUnavailableError,
   type Dispatch,
   decode,
   encode,
@@ -23,9 +23,7 @@ export function createInProcessTransport(): ActorTransport {
 
   function enqueue(kind: string, key: string, message: ActorMessage): Promise<ActorReply> {
     if (closed) {
-      return Promise.resolve(
-        errorReply(new AppError('unavailable', 'Service temporarily unavailable, try again')),
-      );
+      return Promise.resolve(errorReply(new ActorUnavailableError()));
     }
     if (!dispatch) throw new Error(`no handler started for actor kind ${kind}`);
     const handle = dispatch;

@@ -3,7 +3,7 @@ import {
   type Clock,
   type ActorMetrics,
   type EventBus,
-  AppError,
+  ActorUnavailableError,
   unwrapReply,
   type ActorMessage,
   type ActorTransport,
@@ -21,8 +21,9 @@ import {
 /** Callers' view of the actors: `ask` waits for the answer, `tell` only for acceptance. */
 export interface ActorSystem {
   /**
-   * The handler's answer; its `AppError` rethrown; 503 `unavailable` when no reply comes in time (default: the
-   * kind's `askTimeoutMs` when this node hosts it, else 10 s). Typed calls: `actorClient(system, actor)`.
+   * The handler's answer; its `AppError` rethrown (subclass included); `ActorUnavailableError` (503) when no
+   * reply comes in time (default: the kind's `askTimeoutMs` when this node hosts it, else 10 s). Typed calls:
+   * `actorClient(system, actor)`.
    */
   ask<T = unknown>(
     kind: string,
@@ -94,7 +95,7 @@ export async function createActorSystem<const Kinds extends readonly unknown[]>(
       } catch (error) {
         if (error instanceof AskTimeoutError) {
           options.logger.warn({ actor: kind, actor_key: key, op_id: message.op_id }, error.message);
-          throw new AppError('unavailable', 'Service temporarily unavailable, try again');
+          throw new ActorUnavailableError();
         }
         throw error;
       }

@@ -1,5 +1,5 @@
 import type { ProjectCommands, ProjectEvent } from '../../../actors/index.ts';
-import { AppError, type KeyPrincipal } from '../../platform/index.ts';
+import { AppError, ProjectNotFound, type KeyPrincipal } from '../../platform/index.ts';
 
 /** Raised inside a turn once it no longer holds its project (lease lapsed, project deleted): it stops. */
 export class TurnLost extends Error {
@@ -117,7 +117,7 @@ export class TurnSession {
         answer = await send(before);
       } catch (error) {
         this.noted.unshift(...before);
-        if (error instanceof AppError && (error.details.turn_lost || error.message === 'Project not found')) {
+        if (error instanceof ProjectNotFound || (error instanceof AppError && error.details.turn_lost)) {
           this.markLost();
           throw new TurnLost();
         }

@@ -1,4 +1,5 @@
 import type { ErrorCode } from './errors.ts';
+import type { TypedErrorKind } from './actor-errors.ts';
 
 // How messages reach actors, and their envelope: the same on both transports (in-process, JetStream).
 
@@ -9,11 +10,13 @@ export interface ActorMessage {
   [field: string]: unknown;
 }
 
-/** An error as it crosses the wire: enough to rebuild the `AppError` the handler threw. */
+/** An error as it crosses the wire: enough to rebuild the `AppError` the handler threw, subclass included. */
 export interface WireError {
   code: ErrorCode;
   message: string;
   details?: Record<string, unknown>;
+  /** Which `AppError` subclass it was, for those callers test by type (absent: a plain `AppError`). */
+  kind?: TypedErrorKind;
 }
 
 /** What the handler answered, as both transports carry it back to the caller. */

@@ -21,7 +21,10 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
-/** The one error type of the service: a code (which fixes the status), a user-facing message, extra fields. */
+/**
+ * The one error type of the service: a code (which fixes the status), a user-facing message, extra fields. It
+ * is terminal by type: it is the answer, so the actor runtime hands it to the caller at once, never retrying.
+ */
 export class AppError extends Error {
   constructor(
     readonly code: ErrorCode,
@@ -40,5 +43,17 @@ export class AppError extends Error {
   /** The `{ error, ...fields }` body every error answer carries. */
   toBody(): Record<string, unknown> {
     return { error: this.message, ...this.details };
+  }
+}
+
+/**
+ * The project does not exist (or is not the caller's): 404 `Project not found`. Callers that must tell it
+ * from other 404s (a turn that loses its project stops) test for it by type; it keeps its type across the
+ * actor wire.
+ */
+export class ProjectNotFound extends AppError {
+  constructor(message = 'Project not found', details: Record<string, unknown> = {}) {
+    super('not_found', message, details);
+    this.name = 'ProjectNotFound';
   }
 }

@@ -3,6 +3,7 @@ import { createInbox, headers, type NatsConnection, type Subscription } from '@n
 import { jetstream, jetstreamManager, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
 import { AppError } from '../core/errors.ts';
 import { AskTimeoutError } from '../core/actor-ask-timeout.ts';
+import { ActorUnavailableError } from '../core/actor-errors.ts';
 import { decode, encode, errorReply } from '../core/actor-envelope.ts';
 import { partitionOf } from '../core/actor-partition.ts';
 import {
@@ -43,7 +44,7 @@ interface Envelope {
 }
 
 /**
- * Actors over JetStream (docs/architecture.md, Actors): stream `MF_ACTORS`, one durable pull consumer per
+ * Actors over JetStream (docs/architecture.md, "Actors"): stream `MF_ACTORS`, one durable pull consumer per
  * kind and partition with `max_ack_pending: 1` and the kind's `ack_wait` (its `ackWaitMs` setting), so each
  * partition is handled strictly in order by exactly one node at a time, whichever nodes are running. Replies
  * travel on core NATS to the subject in the `Mf-Reply` header.
@@ -92,7 +93,7 @@ export function createJetStreamTransport(options: JetStreamTransportOptions): Ac
       });
     } catch (error) {
       logger.error({ err: error, actor: kind, actor_key: key }, 'could not publish actor message');
-      throw new AppError('unavailable', 'Service temporarily unavailable, try again');
+      throw new ActorUnavailableError();
     }
   }
 
@@ -118,7 +119,7 @@ export function createJetStreamTransport(options: JetStreamTransportOptions): Ac
         'poison actor message dropped',
       );
       msg.term();
-      return answer(errorReply(new AppError('unavailable', 'Service temporarily unavailable, try again')));
+      return answer(errorReply(new ActorUnavailableError()));
     }
     if (msg.info.redelivered) {
       // A node died or stalled holding it; handling it again is safe (op_id) and worth knowing about.

@@ -4,7 +4,8 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import Type from 'typebox';
-import { AppError } from '../../../src/platform/core/errors.ts';
+import { AppError, ProjectNotFound } from '../../../src/platform/core/errors.ts';
+import { ActorUnavailableError, RetryableError } from '../../../src/platform/core/actor-errors.ts';
 import { systemClock } from '../../../src/platform/core/clock.ts';
 import { createMongoCreditLedger } from '../../../src/credits/mongo-ledger.ts';
 import { createMongoUsers } from '../../../src/accounts/mongo/users.ts';
@@ -188,9 +189,72 @@ export function actorContract(transport: TransportName, natsUrl: () => string | 
           { retryAttempts: 3 },
         ),
       );
-      await assert.rejects(system.ask(kind, 'k', { type: 'run' }), { code: 'unavailable' });
+      await assert.rejects(system.ask(kind, 'k', { type: 'run' }), (error: unknown) => {
+        assert.ok(error instanceof ActorUnavailableError, 'a type the caller can test');
+        assert.deepEqual(
+          [error.code, error.status, error.toBody()],
+          ['unavailable', 503, { error: 'Service temporarily unavailable, try again' }],
+        );
+        return true;
+      });
       assert.equal(calls, 3);
       assert.equal(await system.ask(kind, 'k', { type: 'run', ok: true }), 'next');
+    });
+
+    it('retries a RetryableError the handler throws, then answers; once the retries are spent, ActorUnavailableError without its text', async () => {
+      const calls = new Map<string, number>();
+      const { system, kind } = track(
+        await start(async (key, m) => {
+          const call = (calls.get(key) ?? 0) + 1;
+          calls.set(key, call);
+          if (m.always || call < 3) throw new RetryableError('secret hiccup', { cause: new Error('lost') });
+          return call;
+        }),
+      );
+      assert.equal(await system.ask(kind, 'flaky', { type: 'run' }), 3);
+      await assert.rejects(system.ask(kind, 'down', { type: 'run', always: true }), (error: unknown) => {
+        assert.ok(error instanceof ActorUnavailableError);
+        assert.doesNotMatch(error.message, /secret/);
+        return true;
+      });
+      assert.equal(calls.get('down'), 3, "the kind's attempts, as for a driver hiccup");
+    });
+
+    it('answers an AppError at once, even a 503 one: it is the answer, not a signal to retry', async () => {
+      let calls = 0;
+      const { system, kind } = track(
+        await start(async () => {
+          calls++;
+          throw new AppError('unavailable', 'The agent is not configured');
+        }),
+      );
+      await assert.rejects(system.ask(kind, 'k', { type: 'run' }), (error: unknown) => {
+        assert.ok(error instanceof AppError && !(error instanceof ActorUnavailableError));
+        assert.deepEqual([error.code, error.message], ['unavailable', 'The agent is not configured']);
+        return true;
+      });
+      assert.equal(calls, 1);
+    });
+
+    it('gives the caller a ProjectNotFound the handler threw as a ProjectNotFound (its type crosses the transport)', async () => {
+      const { system, kind } = track(
+        await start(async (_key, m) => {
+          if (m.typed) throw new ProjectNotFound();
+          throw new AppError('not_found', 'Project not found');
+        }),
+      );
+      await assert.rejects(system.ask(kind, 'k', { type: 'run', typed: true }), (error: unknown) => {
+        assert.ok(error instanceof ProjectNotFound);
+        assert.deepEqual([error.status, error.toBody()], [404, { error: 'Project not found' }]);
+        return true;
+      });
+      await assert.rejects(system.ask(kind, 'k', { type: 'run' }), (error: unknown) => {
+        assert.ok(
+          error instanceof AppError && !(error instanceof ProjectNotFound),
+          'the same text is not the type',
+        );
+        return true;
+      });
     });
 
     it('does not retry a bug: one call, a 500 internal error that hides the cause', async () => {
@@ -224,9 +288,10 @@ export function actorContract(transport: TransportName, natsUrl: () => string | 
           return ++handled;
         }),
       );
-      await assert.rejects(system.ask(kind, 'k', { type: 'run' }, { timeoutMs: 50 }), {
-        code: 'unavailable',
-      });
+      await assert.rejects(
+        system.ask(kind, 'k', { type: 'run' }, { timeoutMs: 50 }),
+        (error: unknown) => error instanceof ActorUnavailableError && error.code === 'unavailable',
+      );
       assert.equal(await system.ask(kind, 'k', { type: 'run' }), 2, 'the timed-out message ran first');
     });
 

@@ -4,6 +4,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient } from 'mongodb';
 import { systemClock } from '../../../src/platform/core/clock.ts';
+import { ActorUnavailableError } from '../../../src/platform/core/actor-errors.ts';
 import { createMongoCreditLedger } from '../../../src/credits/mongo-ledger.ts';
 import { createMongoUsers } from '../../../src/accounts/mongo/users.ts';
 import Type from 'typebox';
@@ -67,7 +68,7 @@ describe('actors across a nats-server restart', { skip: skipWithoutNats() }, () 
         await credits.debit('usr_r', { op_id: 'first-after', amount: 1 });
         break;
       } catch (error) {
-        assert.equal((error as { code?: string }).code, 'unavailable');
+        assert.ok(error instanceof ActorUnavailableError, String(error));
         assert.ok(Date.now() < deadline, 'did not resume within 20 s of the restart');
         await sleep(200);
       }

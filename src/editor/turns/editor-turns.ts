@@ -6,7 +6,6 @@ import type {
   ProjectRecord,
   ProjectsRepository,
   ThreadRepository,
-  EventHistory,
   ProjectEvent,
 } from '../../../actors/index.ts';
 import {
@@ -39,7 +38,6 @@ export interface EditorTurnsDeps {
   projects: ProjectsRepository;
   assets: AssetsRepository;
   thread: ThreadRepository;
-  history: EventHistory;
   store: MediaStore;
   intake: MediaIntake;
   agent: AgentModel;
@@ -248,7 +246,7 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
         { credits: creditsCharged, media: results.media_gen_done, usage: reply.usage },
         'turn completed',
       );
-      return answer(reply.text, results, await turnEvents(session));
+      return answer(reply.text, results, turnEvents(session));
     } catch (error) {
       session.abort();
       // Reference images that never became assets belong to nothing: their files go.
@@ -327,14 +325,17 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
   }
 
   /**
-   * The turn's events in `seq` order (instruct's `agent_events`), read back from the history: some may have
-   * been committed on the turn's behalf by others (its media's asset, added by the job's completion hook),
-   * and a redelivered command answers without the events it published the first time.
+   * The turn's events in `seq` order (instruct's `agent_events`): those its own commands committed, as their
+   * answers numbered them (turn-session.ts collects them). No one else commits events of a running turn: its
+   * media's asset is added by the turn itself while it holds the project (generated-assets.ts), and a
+   * redelivered command answers with the events its first run committed (the project keeps its newest
+   * command's answer whole, actors/project-commit.ts).
    */
-  async function turnEvents(session: TurnSession) {
-    const first = Math.min(...session.events.map((event) => event.seq));
-    const kept = await deps.history.since(session.projectId, first - 1);
-    return kept.events.filter((event) => event.turn_id === session.turnId);
+  function turnEvents(session: TurnSession): ProjectEvent[] {
+    const bySeq = new Map(session.events.map((event) => [event.seq, event]));
+    return [...bySeq.values()]
+      .filter((event) => event.turn_id === session.turnId)
+      .sort((a, b) => a.seq - b.seq);
   }
 
   return { instruct, wake: waiters.wake };

@@ -60,6 +60,15 @@ export interface InstructRequest {
   video_id?: string;
 }
 
+/** What a caller of instruct may ask for besides the answer. */
+export interface InstructOptions {
+  /**
+   * Told the turn's id before the turn asks for its place (before any of its events): a caller following the
+   * project's events (MCP progress) keeps those whose `turn_id` it is.
+   */
+  onStarted?(turnId: string): void;
+}
+
 /** How many earlier messages of the thread an agent reads. */
 const HISTORY_MESSAGES = 20;
 
@@ -77,7 +86,12 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
   const referenceImages = createTurnReferences({ intake: deps.intake, store: deps.store });
 
   /** One instruct call: checks → queue → charge → wait → run → answer. */
-  async function instruct(principal: KeyPrincipal, project: ProjectRecord, body: InstructRequest) {
+  async function instruct(
+    principal: KeyPrincipal,
+    project: ProjectRecord,
+    body: InstructRequest,
+    options: InstructOptions = {},
+  ) {
     const video = body.video_id ? project.videos.find((one) => one.id === body.video_id) : project.videos[0];
     if (!video) throw new AppError('not_found', 'Video not found');
     if (!deps.agent.configured) {
@@ -88,6 +102,7 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
 
     const references = await referenceImages.fetch(body.image_urls);
     const turnId = newId('turn', 16);
+    options.onStarted?.(turnId);
     const log = logger.child({ turn_id: turnId, project_id: project.id });
     const place = await commands.request_turn(project.id, {
       op_id: `${turnId}:request`,

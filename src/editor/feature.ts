@@ -75,9 +75,9 @@ export type EditorPlatform = Platform & {
 };
 
 /**
- * The chat-driven editor (spec §4.6–4.7, CONTRACT §4.1–4.2, §8): projects and their documents, uploads and
- * imports, direct edits and agent turns through the project actor, the lease sweep that fails turns whose
- * node died, and the `job.finished` subscriber that turns media delivered after their turn into assets.
+ * The chat-driven editor (docs/editor.md): projects and their documents, uploads and imports, direct edits
+ * and agent turns through the project actor, the lease sweep that fails turns whose node died, and the
+ * `job.finished` subscriber that turns media delivered after their turn into assets.
  */
 export function editorFeature(
   config: EditorConfig,

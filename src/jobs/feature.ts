@@ -57,9 +57,9 @@ export type JobsPlatform = Platform & {
 };
 
 /**
- * Generation jobs (spec §3.1, §4.2–4.5): the provider, submits, completion polling (the `MF_JOBS` queue in
- * cluster mode, timers otherwise), the sweeper, `/media`, and the ended-job outbox that announces every job
- * that ends (`job.finished`) until its subscribers have all handled it.
+ * Generation jobs (docs/api.md): the provider, submits, completion polling (the `MF_JOBS` queue in cluster
+ * mode, timers otherwise), the sweeper, `/media`, and the ended-job outbox that announces every job that
+ * ends (`job.finished`) until its subscribers have all handled it.
  */
 export async function jobsFeature(
   config: JobsConfig,

@@ -93,12 +93,13 @@ function judge(status: number | null): Verdict {
 }
 
 /**
- * Signed job-completion webhooks (spec §6). A job that ends is announced (`jobFinished`, the jobs'
+ * Signed job-completion webhooks (docs/webhooks.md). A job that ends is announced (`jobFinished`, the jobs'
  * `job.finished` subscriber, told again by their outbox until it succeeds): when its key has a URL, a delivery
- * with the body fixed is stored and scheduled, once however often the job is announced. Each attempt reads the key's URL and
- * secret afresh (a cleared URL drops the delivery, a rotated secret signs the next attempt), signs the body
- * with a new timestamp, POSTs it through the egress guard and records the attempt with the delivery and in
- * the audit log. Attempts are independent of each other: a slow endpoint holds only its own.
+ * with the body fixed is stored and scheduled, once however often the job is announced. Each attempt reads
+ * the key's URL and secret afresh (a cleared URL drops the delivery, a rotated secret signs the next
+ * attempt), signs the body with a new timestamp, POSTs it through the egress guard and records the attempt
+ * with the delivery and in the audit log. Attempts are independent of each other: a slow endpoint holds only
+ * its own.
  */
 export function createWebhooks(deps: WebhooksDeps) {
   const { deliveries, clock, logger } = deps;

@@ -1,7 +1,7 @@
 import { AppError, ProjectNotFound, RetryableError } from '../src/platform/core/index.ts';
 import type { AssetRecord, AssetsRepository } from './ports/assets-repository.ts';
 import type { EventHistory, ProjectEvent } from './ports/event-history.ts';
-import type { ProjectRecord, ProjectsRepository } from './ports/projects-repository.ts';
+import type { AppliedOp, ProjectRecord, ProjectsRepository } from './ports/projects-repository.ts';
 import type { MessageRecord, ThreadRepository } from './ports/thread-repository.ts';
 import type { HandlerContext } from './runtime/define.ts';
 
@@ -56,6 +56,12 @@ export type Committed<Result> = Result & { events: ProjectEvent[]; revision: num
 
 /** How many applied commands a project remembers for redelivery (a redelivery comes within seconds). */
 const APPLIED_OPS_KEPT = 32;
+
+/** A recorded answer without its events. */
+function withoutEvents(op: AppliedOp): AppliedOp {
+  const result = op.result as { events?: unknown[] } | null;
+  return result?.events?.length ? { ...op, result: { ...result, events: [] } } : op;
+}
 
 /** The project, or 404 (`ProjectNotFound`). */
 export async function loadProject(context: ProjectContext): Promise<ProjectRecord> {
@@ -118,10 +124,13 @@ export async function commit<Result>(
     seq: current.seq + events.length,
     version: current.version + 1,
     updated_at: bump ? now : current.updated_at,
-    // The answer is kept without its events (published the first time, and in the history): a redelivered
-    // command answers the same, with `events: []`.
+    // A redelivered command answers as the first time. Only the newest answer keeps its events (a turn builds
+    // its `agent_events` from its commands' answers), older ones drop theirs, so the document holds one
+    // command's events at most: a redelivery is always of the project's newest command, since a partition's
+    // messages are handled one at a time and an unacknowledged one comes again before the next. An older
+    // command repeated by its sender answers `events: []` (published the first time, and in the history).
     applied_ops: context.opId
-      ? [...current.applied_ops, { op_id: context.opId, result: { ...committed, events: [] } }].slice(
+      ? [...current.applied_ops.map(withoutEvents), { op_id: context.opId, result: committed }].slice(
           -APPLIED_OPS_KEPT,
         )
       : current.applied_ops,

@@ -13,12 +13,13 @@ import {
   type Feature,
   createDrainGate,
   randomBase62,
+  createDomainEvents,
 } from '../platform/index.ts';
 import { SCOPES } from '../../schemas/scopes.ts';
 import { type AdminService, accountsFeature, dashboardFeature } from '../accounts/index.ts';
 import { closeInReverse, startPlatform } from './platform.ts';
 import { keyDeliveries, webhooksFeature } from '../webhooks/index.ts';
-import { jobsFeature, type JobRecord } from '../jobs/index.ts';
+import { jobsFeature, type JobEvents } from '../jobs/index.ts';
 import { metaFeature } from './meta.ts';
 import { editorFeature } from '../editor/index.ts';
 import { eventsFeature } from '../events/index.ts';
@@ -105,19 +106,16 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
         adminToken,
       ),
     );
-    const webhooks = wired(await webhooksFeature(config, platform));
-    let editorJobFinished: (job: JobRecord) => void = () => undefined;
-    const jobs = wired(
-      await jobsFeature(config, platform, (job) => {
-        webhooks.jobFinished(job);
-        editorJobFinished(job);
-      }),
-    );
+    // How the jobs slice tells that a job ended (`job.finished`): the webhooks and the editor subscribe, and
+    // the jobs' outbox announces each job until they have all handled it.
+    const jobEvents = createDomainEvents<JobEvents>({ log });
+    wired(await webhooksFeature(config, { ...platform, jobEvents }));
+    const jobs = wired(await jobsFeature(config, { ...platform, jobEvents }));
     // The export before the editor: the agents export too (`export_video`), and it stops after them.
     const exports = wired(exportFeature(config, platform));
-    const editor = wired(editorFeature(config, platform, jobs.service, videoExporter(exports.service)));
-    editorJobFinished = (job) => editor.jobFinished(job);
-    webhooks.alsoTell((job) => editor.addDelivered(job));
+    const editor = wired(
+      editorFeature(config, { ...platform, jobEvents }, jobs.service, videoExporter(exports.service)),
+    );
     wired(eventsFeature(config, platform, server, accounts.sessions));
     wired(
       await mcpFeature(config, platform, {

@@ -2,7 +2,6 @@ import {
   type Config,
   newMediaId,
   mediaLimits,
-  AppError,
   type MediaStore,
   type MetricsRegistry,
   createMediaIntake,
@@ -12,10 +11,11 @@ import {
   type PeriodicTask,
   type Feature,
   type Platform,
+  type DomainEvents,
 } from '../platform/index.ts';
 import type { AgentModel, AgentUsage } from './agents/agent-model.ts';
 import {
-  type JobRecord,
+  type JobEvents,
   type JobsRepository,
   isAcceptedImageUrl,
   ownMediaId,
@@ -27,7 +27,6 @@ import { createChatClient } from './agents/llm/chat-client.ts';
 import { createLlmAgent } from './agents/llm/agent.ts';
 import type {
   AssetsRepository,
-  EventHistory,
   ProjectCommands,
   ProjectsRepository,
   ThreadRepository,
@@ -59,38 +58,34 @@ type EditorConfig = Pick<
 /** Lease sweeps a batch at a time; a project fails its lapsed turn on its own actor. */
 const LEASE_SWEEP_BATCH = 100;
 
-/**
- * The chat-driven editor (docs/editor.md): projects and their documents, uploads and imports, direct edits
- * and agent turns through the project actor, the lease sweep that fails turns whose node died, and the hook
- * that turns media delivered after their turn into assets.
- */
 /** The platform and what the wiring gives the editor slice. */
 export type EditorPlatform = Platform & {
   repositories: {
     projects: ProjectsRepository;
     assets: AssetsRepository;
     thread: ThreadRepository;
-    history: EventHistory;
     jobs: JobsRepository;
     users: UsersRepository;
   };
   credits: UserCredits;
   /** The project actor's commands: the one way a project changes. */
   projects: ProjectCommands;
+  /** The jobs' announcements: waiting turns hear their media's job end, delivered media become assets. */
+  jobEvents: Pick<DomainEvents<JobEvents>, 'subscribe'>;
 };
 
+/**
+ * The chat-driven editor (docs/editor.md): projects and their documents, uploads and imports, direct edits
+ * and agent turns through the project actor, the lease sweep that fails turns whose node died, and the
+ * `job.finished` subscriber that turns media delivered after their turn into assets.
+ */
 export function editorFeature(
   config: EditorConfig,
   platform: EditorPlatform,
   jobsService: JobsService,
   /** The export feature's service: the agents' `export_video` exports as `POST .../export` does. */
   exports: VideoExporter,
-): Feature & {
-  editor: EditorService;
-  turns: EditorTurns;
-  jobFinished(job: JobRecord): void;
-  addDelivered(job: JobRecord): Promise<void>;
-} {
+): Feature & { editor: EditorService; turns: EditorTurns } {
   const { store, log, clock, mediaUrl, baseUrl } = platform;
   const { projects, assets, thread, jobs } = platform.repositories;
   const commands = platform.projects;
@@ -106,7 +101,10 @@ export function editorFeature(
     resolveOwn: (url) => ownMediaId(url, baseUrl),
     limits: mediaLimits(config.imageMaxPixels),
   });
-  const generated = createGeneratedAssets({ store, commands });
+  const generated = createGeneratedAssets({ store, commands, projects });
+  // Resolves once a completed editor job's media are an asset of its project (a rejection, or a turn that
+  // still holds the project, leaves the job flagged in the jobs' outbox, which tells this again).
+  const unsubscribe = platform.jobEvents.subscribe('job.finished', (job) => generated.addDelivered(job));
   const editor = createEditorService({
     commands,
     credits: platform.credits,
@@ -126,7 +124,6 @@ export function editorFeature(
     projects,
     assets,
     thread,
-    history: platform.repositories.history,
     store,
     intake,
     agent: createAgent(config, store, assets),
@@ -134,8 +131,10 @@ export function editorFeature(
     media: createTurnMedia({
       jobsService,
       jobs,
+      jobEvents: platform.jobEvents,
       generated,
-      pollIntervalMs: config.tuning.turnJobCheckMs,
+      // Cluster mode only: any node may end the job (turn-media.ts).
+      ...(platform.nats ? { recheckMs: config.tuning.turnJobCheckMs } : {}),
       progressIntervalMs: config.tuning.mediaProgressIntervalMs,
       logger: log,
     }),
@@ -147,14 +146,6 @@ export function editorFeature(
     logger: log,
   });
 
-  /** Adds a completed editor job's media to its project (idempotent; a deleted project needs nothing). */
-  async function addDelivered(job: JobRecord): Promise<void> {
-    if (!job.origin || job.status !== 'completed') return;
-    await generated.add(job, job.origin.turn_id).catch((error: unknown) => {
-      if (!(error instanceof AppError && error.code === 'not_found')) throw error;
-    });
-  }
-
   let sweep: PeriodicTask | undefined;
   return {
     editor,
@@ -163,17 +154,6 @@ export function editorFeature(
       acceptsUrl: (url) => isAcceptedImageUrl(url, baseUrl),
       uploadMaxBytes: config.uploadMaxBytes,
     }),
-    /**
-     * A job of an editor turn ended (here or on any node): its media join the project's library. Named for its
-     * turn, so while that turn still holds the project the asset is one of its events. The live call may fail
-     * (the node dies, the actor is unavailable): the jobs' ended outbox tells `addDelivered` again.
-     */
-    jobFinished(job) {
-      addDelivered(job).catch((error: unknown) => {
-        log.warn({ err: error, job_id: job.id }, 'generated asset not added yet; the sweep adds it');
-      });
-    },
-    addDelivered,
     async start() {
       sweep = startPeriodicTask({
         name: 'turn lease sweep',
@@ -195,6 +175,7 @@ export function editorFeature(
       });
     },
     async stop() {
+      unsubscribe();
       await sweep?.stop();
     },
   };

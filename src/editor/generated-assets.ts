@@ -1,5 +1,5 @@
-import type { ProjectCommands } from '../../actors/index.ts';
-import { AppError, derivedMediaId, extensionFor, type MediaStore } from '../platform/index.ts';
+import type { ProjectCommands, ProjectsRepository } from '../../actors/index.ts';
+import { AppError, derivedMediaId, extensionFor, NotHandledYet, type MediaStore } from '../platform/index.ts';
 import type { JobRecord } from '../jobs/index.ts';
 import type { TurnEventDraft } from './turns/turn-session.ts';
 
@@ -7,14 +7,18 @@ import type { TurnEventDraft } from './turns/turn-session.ts';
 export const generatedAssetId = (jobId: string) => `va_${jobId.replace(/^job_/, '')}`;
 
 /**
- * Turns the media of a completed editor job into a project asset (docs/editor.md, Agent turns). Called by the
- * turn that waits for the job and by the job's completion hook (media delivered after their turn failed), on
- * any node: the asset id, its file and the actor op id all derive from the job id, so adding twice changes
- * nothing. The asset gets its own copy of the file: the job's copy goes with the job at retention, the
- * asset's with the project.
+ * Turns the media of a completed editor job into a project asset (docs/editor.md, Agent turns). Called by the turn that
+ * waits for the job and by the editor's `job.finished` subscriber (`addDelivered`: media delivered after their
+ * turn ended), on any node: the asset id, its file and the actor op id all derive from the job id, so adding
+ * twice changes nothing. The asset gets its own copy of the file: the job's copy goes with the job at
+ * retention, the asset's with the project.
  */
-export function createGeneratedAssets(deps: { store: MediaStore; commands: ProjectCommands }) {
-  return {
+export function createGeneratedAssets(deps: {
+  store: MediaStore;
+  commands: ProjectCommands;
+  projects: Pick<ProjectsRepository, 'get'>;
+}) {
+  const generated = {
     /** `before`: the turn's noted events, committed with the asset (turn-session.ts). */
     async add(job: JobRecord, turnId?: string, before: TurnEventDraft[] = []) {
       const origin = job.origin;
@@ -60,7 +64,28 @@ export function createGeneratedAssets(deps: { store: MediaStore; commands: Proje
         })
         .catch(forgetCopy);
     },
+
+    /**
+     * The safety net, subscribed to the jobs' `job.finished` (on whichever node ends the job, and again by
+     * their outbox until it succeeds): a completed editor job's media join its project. While the job's turn
+     * still holds the project, the turn adds them itself — its command's answer then carries the
+     * `asset.created` it answers with (`agent_events`) — so this leaves them to it (`NotHandledYet`: the
+     * outbox asks again later, and by then the turn has added them, or has ended without: its node died, it
+     * lost the project). A deleted project needs nothing.
+     */
+    async addDelivered(job: JobRecord): Promise<void> {
+      if (!job.origin || job.status !== 'completed') return;
+      const project = await deps.projects.get(job.origin.project_id);
+      if (!project) return;
+      if (project.turn?.turn_id === job.origin.turn_id) {
+        throw new NotHandledYet('the turn that generated it still holds the project and adds it');
+      }
+      await generated.add(job, job.origin.turn_id).catch((error: unknown) => {
+        if (!(error instanceof AppError && error.code === 'not_found')) throw error;
+      });
+    },
   };
+  return generated;
 }
 
 export type GeneratedAssets = ReturnType<typeof createGeneratedAssets>;

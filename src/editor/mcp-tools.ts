@@ -31,7 +31,6 @@ import {
   assetLinks,
   untilCancelled,
   progressReporter,
-  sameList,
   checked,
 } from '../platform/index.ts';
 import type { EventBus, Clock } from '../platform/index.ts';
@@ -143,29 +142,25 @@ export function editorTools(deps: EditorToolDeps): McpTool[] {
         if (input.video_id !== undefined) editor.videoOf(project, input.video_id);
         const { project_id: _projectId, ...rest } = input;
         const body = checked(instructBody, rest);
-        const video = editor.videoOf(project, body.video_id);
         const progress = progressReporter(ctx);
         progress.report(0, undefined, 'turn requested');
+        // The turn's id comes before any of its events: the project's other events (other turns, edits) are
+        // not this call's progress.
         let turnId: string | undefined;
         let count = 0;
         const answer = await listening(
           deps.events,
           project.id,
           (event) => {
-            if (turnId === undefined) {
-              const mine =
-                event.type === 'turn.started' &&
-                event.video_id === video.id &&
-                event.data.instruction === (body.instruction ?? '') &&
-                sameList(event.data.image_urls, body.image_urls);
-              if (!mine || !event.turn_id) return;
-              turnId = event.turn_id;
-            }
-            if (event.turn_id !== turnId) return;
+            if (turnId === undefined || event.turn_id !== turnId) return;
             count += 1;
             progress.report(count, undefined, eventMessage(event));
           },
-          () => untilCancelled(deps.turns.instruct(ctx.principal, project, body), ctx.signal),
+          () =>
+            untilCancelled(
+              deps.turns.instruct(ctx.principal, project, body, { onStarted: (id) => (turnId = id) }),
+              ctx.signal,
+            ),
         );
         const done = Math.max(count + 1, progress.last + 1);
         progress.report(done, done, 'turn completed');

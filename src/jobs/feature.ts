@@ -9,6 +9,7 @@ import {
   type Feature,
   createScheduler,
   type Platform,
+  type DomainEvents,
 } from '../platform/index.ts';
 import type { MediaProvider } from './ports/media-provider.ts';
 import type { JobRecord, JobsRepository } from './ports/jobs-repository.ts';
@@ -20,6 +21,7 @@ import { createSandboxRenderer } from './providers/sandbox/render.ts';
 import { createJobsService, type JobsService } from './jobs-service.ts';
 import { createJobCompletion } from './job-completion.ts';
 import { createJobSweeper } from './job-sweeper.ts';
+import { createJobOutbox, type JobEvents } from './job-outbox.ts';
 import { createInboundImages, INBOUND_IMAGE_MAX_BYTES, isAcceptedImageUrl } from './inbound-images.ts';
 import { jobRoutes } from './routes.ts';
 import { mediaRoute } from './media-route.ts';
@@ -45,26 +47,31 @@ type JobsConfig = Pick<
   | 'tuning'
 >;
 
-/**
- * Generation jobs (docs/api.md, States): the provider, submits, completion polling (the `MF_JOBS` queue in
- * cluster mode, timers otherwise), the sweeper, and `/media`. `onFinished` hears of every job that ends.
- */
 /** The platform and what the wiring gives the jobs slice. */
 export type JobsPlatform = Platform & {
   repositories: { jobs: JobsRepository; users: UsersRepository };
   /** The user actor's client: every charge and refund. */
   credits: UserCredits;
+  /** Where the slice tells that a job ended (`job.finished`); the webhooks and the editor subscribe. */
+  jobEvents: DomainEvents<JobEvents>;
 };
 
+/**
+ * Generation jobs (docs/api.md): the provider, submits, completion polling (the `MF_JOBS` queue in cluster
+ * mode, timers otherwise), the sweeper, `/media`, and the ended-job outbox that announces every job that
+ * ends (`job.finished`) until its subscribers have all handled it.
+ */
 export async function jobsFeature(
   config: JobsConfig,
   platform: JobsPlatform,
-  onFinished: (job: JobRecord) => void,
 ): Promise<Feature & { service: JobsService }> {
   const { clock, log, store, credits, baseUrl: publicBaseUrl } = platform;
   const { jobs, users } = platform.repositories;
   const pollIntervalMs = config.providerPollIntervalMs;
   const provider = await createProvider(config, platform);
+  const outbox = createJobOutbox({ jobs, events: platform.jobEvents, clock, logger: log });
+  // Not awaited: the job's end stands whatever its subscribers do; its outbox flag covers their failures.
+  const onFinished = (job: JobRecord) => void outbox.announce(job);
   const completion = createJobCompletion({
     jobs,
     credits,
@@ -131,6 +138,7 @@ export async function jobsFeature(
     onFinished,
   });
   let sweep: PeriodicTask | undefined;
+  let outboxSweep: PeriodicTask | undefined;
   return {
     service,
     routes: [...jobRoutes(service, (url) => isAcceptedImageUrl(url, publicBaseUrl)), mediaRoute(store)],
@@ -142,8 +150,15 @@ export async function jobsFeature(
         logger: log,
         run: async () => void (await sweeper.sweep()),
       });
+      outboxSweep = startPeriodicTask({
+        name: 'job outbox sweep',
+        intervalMs: config.jobSweepIntervalMs,
+        logger: log,
+        run: async () => void (await outbox.sweep()),
+      });
     },
     async stop() {
+      await outboxSweep?.stop();
       await sweep?.stop();
       await poller.close();
       await provider.close?.();

@@ -1,4 +1,5 @@
 export { jobsFeature } from './feature.ts';
+export type { JobEvents } from './job-outbox.ts';
 export { INBOUND_IMAGE_MAX_BYTES, isAcceptedImageUrl, ownMediaId, ownMediaPrefix } from './inbound-images.ts';
 export { toJobView } from './job-view.ts';
 export type { JobsService, SubmitAnswer } from './jobs-service.ts';

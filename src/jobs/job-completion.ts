@@ -14,7 +14,7 @@ export interface JobCompletionDeps {
   logger: Logger;
   publicBaseUrl: string;
   newMediaId(extension: string): string;
-  /** Told once of each job a poll made `completed` or, through its confirmed refund, `failed` (webhooks hook in). */
+  /** Told once of each job a poll made `completed` or, through its confirmed refund, `failed` (the outbox). */
   onFinished?(job: JobRecord): void;
 }
 

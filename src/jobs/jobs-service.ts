@@ -31,7 +31,7 @@ export interface JobsServiceDeps {
   inbound: InboundImages;
   store: MediaStore;
   poller: WorkScheduler;
-  /** Told of a job this service ended (a cancel): the webhooks hook in here. */
+  /** Told of a job this service ended (a cancel): the outbox announces it. */
   onFinished?(job: JobRecord): void;
   clock: Clock;
   logger: Logger;

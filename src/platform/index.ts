@@ -4,6 +4,13 @@ export { createFileAuditSink } from './audit/file-sink.ts';
 export { createMongoAuditSink } from './audit/mongo-sink.ts';
 export { ConfigError, loadCliSettings, loadConfig, type Config } from './config.ts';
 export { systemClock, type Clock } from './core/clock.ts';
+export {
+  createDomainEvents,
+  NotHandledYet,
+  type DomainEventHandler,
+  type DomainEventMap,
+  type DomainEvents,
+} from './core/domain-events.ts';
 export { AppError, ProjectNotFound, type ErrorCode } from './core/errors.ts';
 export type { EventBus, Unsubscribe } from './core/event-bus.ts';
 export { newId, randomBase62 } from './core/ids.ts';

@@ -6,25 +6,20 @@ import {
   type Feature,
   createScheduler,
   type Platform,
+  type DomainEvents,
 } from '../platform/index.ts';
-import type { JobRecord, JobsRepository } from '../jobs/index.ts';
+import type { JobEvents } from '../jobs/index.ts';
 import type { ApiKeysRepository } from '../accounts/index.ts';
 import type { WebhookDeliveriesRepository } from './ports/webhook-deliveries-repository.ts';
 import type { WebhookPost } from './ports/webhook-post.ts';
 import { createWebhooks } from './webhooks-service.ts';
 import { webhookTestRoutes } from './test-delivery-route.ts';
 
-/** Job webhooks: the announcement hook for jobs, and the attempts' scheduling and sweeps. */
-export interface WebhooksFeature extends Feature {
-  /** A job ended: announce it (if this fails, the sweeper announces it from the job's `notify_due` flag). */
-  jobFinished(job: JobRecord): void;
-  /**
-   * Makes `listener` part of the ended-job outbox: the sweep tells it of every job whose end is not confirmed
-   * yet (after a crash, or when its own live call failed), and confirms the job only once it succeeded.
-   */
-  alsoTell(listener: (job: JobRecord) => Promise<void>): void;
-}
-
+/**
+ * Job webhooks: a subscriber of `job.finished` that stores and schedules each ended job's delivery, and the
+ * attempts' scheduling and sweeps. The jobs' outbox tells it again of a job whose delivery it could not
+ * store (its promise rejected), until it has.
+ */
 export async function webhooksFeature(
   config: Pick<
     Config,
@@ -37,19 +32,18 @@ export async function webhooksFeature(
     | 'tuning'
   >,
   platform: Pick<Platform, 'log' | 'clock' | 'audit' | 'nats'> & {
-    repositories: { deliveries: WebhookDeliveriesRepository; keys: ApiKeysRepository; jobs: JobsRepository };
+    repositories: { deliveries: WebhookDeliveriesRepository; keys: ApiKeysRepository };
+    /** The jobs' announcements: every job that ends gets its delivery. */
+    jobEvents: Pick<DomainEvents<JobEvents>, 'subscribe'>;
   },
   /** How an attempt is sent: the egress guard (a benchmark times it). */
   post: WebhookPost = guardedPost,
-): Promise<WebhooksFeature> {
+): Promise<Feature> {
   const log = platform.log.child({ component: 'webhooks' });
   const { webhookRetryDelaysMs: retryDelaysMs, webhookTimeoutMs: timeoutMs, tuning } = config;
-  const alsoTell: Array<(job: JobRecord) => Promise<void>> = [];
   const webhooks = createWebhooks({
-    alsoTell,
     deliveries: platform.repositories.deliveries,
     keys: platform.repositories.keys,
-    jobs: platform.repositories.jobs,
     audit: platform.audit,
     post,
     // Called only once a job ends, by then the scheduler below exists.
@@ -80,15 +74,12 @@ export async function webhooksFeature(
     label: 'webhook attempt',
     logger: log,
   });
+  // Resolves once the delivery is stored and scheduled (or the key has no URL); a rejection leaves the job
+  // flagged in the jobs' outbox, which announces it again.
+  const unsubscribe = platform.jobEvents.subscribe('job.finished', (job) => webhooks.jobFinished(job));
   let sweep: PeriodicTask | undefined;
   return {
     routes: webhookTestRoutes({ webhooks, keys: platform.repositories.keys }),
-    alsoTell: (listener) => void alsoTell.push(listener),
-    jobFinished(job) {
-      webhooks.jobFinished(job).catch((error: unknown) => {
-        log.warn({ err: error, job_id: job.id }, 'webhook not queued yet; the sweeper will queue it');
-      });
-    },
     async start() {
       await webhooks.resume(); // a restart forgot the timers; the deliveries are all in MongoDB
       sweep = startPeriodicTask({
@@ -99,6 +90,7 @@ export async function webhooksFeature(
       });
     },
     async stop() {
+      unsubscribe();
       await sweep?.stop();
       await scheduler.close();
     },

@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import { AppError, randomBase62, type Clock, type AuditLog } from '../platform/index.ts';
 import { webhookSignature } from './webhook-signature.ts';
-import { toJobView, type JobRecord, type JobsRepository } from '../jobs/index.ts';
-import type { ApiKeyRecord, ApiKeysRepository } from '../accounts/index.ts';
+import { toJobView, type JobRecord } from '../jobs/index.ts';
+import type { ApiKeysRepository } from '../accounts/index.ts';
 import type {
   WebhookAttempt,
   WebhookDeliveriesRepository,
@@ -24,7 +24,6 @@ const RESUME_LIMIT = 100_000;
 export interface WebhooksDeps {
   deliveries: WebhookDeliveriesRepository;
   keys: Pick<ApiKeysRepository, 'get'>;
-  jobs: Pick<JobsRepository, 'notifyDue' | 'notified'>;
   audit: Pick<AuditLog, 'append'>;
   post: WebhookPost;
   /** Runs `attempt(id)` after a delay (in-process timers, or the `MF_WEBHOOKS` work queue). */
@@ -39,11 +38,6 @@ export interface WebhooksDeps {
   allowPrivate: boolean;
   /** `JOB_RETENTION_DAYS`: deliveries go with the jobs they announce. */
   retentionDays: number;
-  /**
-   * Others told of an ended job from the same outbox (the editor adds a turn's media to its project): the
-   * sweep awaits each for every job whose announcement is not confirmed, and confirms only when all succeed.
-   */
-  alsoTell?: ReadonlyArray<(job: JobRecord) => Promise<void>>;
 }
 
 /** The `X-Svc-Event` of each terminal status (a cancelled job's: docs/decisions.md, Webhooks). */
@@ -105,20 +99,21 @@ function judge(status: number | null): Verdict {
 }
 
 /**
- * Signed job-completion webhooks (docs/webhooks.md). A job that ends is announced once (`jobFinished`): when
- * its key has a URL, a delivery with the body fixed is stored and scheduled. Each attempt reads the key's URL
- * and secret afresh (a cleared URL drops the delivery, a rotated secret signs the next attempt), signs the
- * body with a new timestamp, POSTs it through the egress guard and records the attempt with the delivery and
- * in the audit log. Attempts are independent of each other: a slow endpoint holds only its own.
+ * Signed job-completion webhooks (docs/webhooks.md). A job that ends is announced (`jobFinished`, the jobs'
+ * `job.finished` subscriber, told again by their outbox until it succeeds): when its key has a URL, a delivery
+ * with the body fixed is stored and scheduled, once however often the job is announced. Each attempt reads
+ * the key's URL and secret afresh (a cleared URL drops the delivery, a rotated secret signs the next
+ * attempt), signs the body with a new timestamp, POSTs it through the egress guard and records the attempt
+ * with the delivery and in the audit log. Attempts are independent of each other: a slow endpoint holds only
+ * its own.
  */
 export function createWebhooks(deps: WebhooksDeps) {
   const { deliveries, clock, logger } = deps;
 
-  /** `keyOf` lets a sweep read each key once for a whole batch of jobs. */
-  async function jobFinished(job: JobRecord, keyOf = (id: string) => deps.keys.get(id)): Promise<void> {
+  async function jobFinished(job: JobRecord): Promise<void> {
     const status = toJobView(job).status;
     if (status !== 'completed' && status !== 'failed' && status !== 'cancelled') return;
-    if (!(await keyOf(job.key_id))?.webhook) return;
+    if (!(await deps.keys.get(job.key_id))?.webhook) return;
     const now = new Date(clock.now());
     const delivery: WebhookDelivery = {
       id: deliveryIdOf(job.id),
@@ -298,30 +293,11 @@ export function createWebhooks(deps: WebhooksDeps) {
     },
 
     /**
-     * The safety nets: jobs that ended without a confirmed announcement (a crash right after the job's last
-     * write) are announced again, pending deliveries long overdue (a lost schedule) are scheduled again, and
-     * deliveries past retention are removed.
+     * The safety nets: pending deliveries long overdue (a lost schedule) are scheduled again, and deliveries
+     * past retention are removed. (Jobs whose announcement was lost are the jobs' outbox's: job-outbox.ts.)
      */
     async sweep(): Promise<void> {
       const now = clock.now();
-      const before = new Date(now - SWEEP_GRACE_MS);
-      for (;;) {
-        const ended = await deps.jobs.notifyDue(before, SWEEP_BATCH);
-        // Most of these were announced already: each key is read once, and only jobs of keys with a URL
-        // are looked up, so the sweep writes nothing for them.
-        const keys = new Map<string, Promise<ApiKeyRecord | null>>();
-        const keyOf = (id: string) => {
-          if (!keys.has(id)) keys.set(id, deps.keys.get(id));
-          return keys.get(id)!;
-        };
-        for (const job of ended) {
-          for (const tell of deps.alsoTell ?? []) await tell(job);
-          if (!(await keyOf(job.key_id))?.webhook) continue;
-          if (!(await deliveries.get(deliveryIdOf(job.id)))) await jobFinished(job, keyOf);
-        }
-        await deps.jobs.notified(ended.map((job) => job.id));
-        if (ended.length < SWEEP_BATCH) break;
-      }
       const overdue = new Date(now - SWEEP_GRACE_MS - deps.timeoutMs);
       for (const delivery of await deliveries.pendingDueBefore(overdue, SWEEP_BATCH))
         deps.schedule(delivery.id, 0);

@@ -3,8 +3,9 @@
 // jongodb server. 100 API keys, each with its own node:http receiver on 127.0.0.1 answering 200 at once;
 // 500 image jobs (plus 50 warm-up jobs) inserted as `processing` before the clock starts, job i on key
 // i mod 100. CONCURRENCY closed-loop finishers each take the next job: t0, the terminal write
-// (`jobs.finish` → completed), then what the service's completion does next (`webhooks.jobFinished(job)`,
-// not awaited, as app.ts's onFinished), and wait until the receiver has the whole body; latency = arrival − t0.
+// (`jobs.finish` → completed), then what the service's completion does next (the jobs outbox's
+// `announce(job)`: `job.finished` to the webhooks, then the job's outbox flag cleared; not awaited, as the
+// jobs feature does), and wait until the receiver has the whole body; latency = arrival − t0.
 //
 // Fairness: jongodb's writes cost time in proportion to the size of the collection written (DESIGN.md §3),
 // so every run starts on its own fresh database of the same server with the same keys and jobs, and does
@@ -12,14 +13,15 @@
 // collections of the same size. Runs go one after another, in BENCH_ROUNDS rounds (default 3) of direct →
 // single-node → cluster; the judged figures are the medians of the rounds' p50 and p99 (see ROUNDS).
 // - direct: the delivery's database operations through the same adapters, in the service's order:
-//   jobs.finish, keys.get, deliveries.insert, deliveries.get, keys.get, deliveries.recordAttempt, then the
-//   audit entry inserted through the Mongo audit sink; timed t0 → last write. The service sends the POST
-//   after the second keys.get and writes the attempt and the audit entry after the receiver has it, so the
-//   judged comparison (service p99 − direct p99, as the issue asks) leaves the service the time of two writes
-//   it makes after the send; the stricter figure against direct t0 → the second keys.get is printed with it.
-// - single-node: the webhooks feature as src/app/app.ts wires it (Mongo deliveries, keys, jobs, a real audit log
-//   over the Mongo audit sink, guardedPost with private targets allowed, in-process scheduler, the periodic
-//   sweep), in this process.
+//   jobs.finish, keys.get, deliveries.insert, jobs.notified, deliveries.get, keys.get,
+//   deliveries.recordAttempt, then the audit entry inserted through the Mongo audit sink; timed t0 → last
+//   write. The service sends the POST after the second keys.get and writes the attempt and the audit entry
+//   after the receiver has it, so the judged comparison (service p99 − direct p99, as the issue asks) leaves
+//   the service the time of two writes it makes after the send; the stricter figure against direct t0 → the
+//   second keys.get is printed with it.
+// - single-node: the webhooks feature as src/app/app.ts wires it (Mongo deliveries, keys, jobs, the job
+//   events channel and the jobs' outbox, a real audit log over the Mongo audit sink, guardedPost with private
+//   targets allowed, in-process scheduler, the periodic sweep), in this process.
 // - cluster: the same, but attempts timed by the JetStream work queue `MF_WEBHOOKS` on a fresh nats-server.
 // A closed loop whose dispatch is slower also loads the database less (fewer deliveries per second), which
 // hides dispatch time in a comparison between runs; so each service run also measures, per delivery, its
@@ -57,6 +59,8 @@ import type {
   WebhookDelivery,
 } from '../../src/webhooks/ports/webhook-deliveries-repository.ts';
 import { webhooksFeature } from '../../src/webhooks/feature.ts';
+import { createJobOutbox, type JobEvents } from '../../src/jobs/job-outbox.ts';
+import { createDomainEvents } from '../../src/platform/core/domain-events.ts';
 import { loadConfig } from '../../src/platform/config.ts';
 import { deliveryBody, deliveryIdOf, WEBHOOK_USER_AGENT } from '../../src/webhooks/webhooks-service.ts';
 import { type WebhookPost } from '../../src/webhooks/ports/webhook-post.ts';
@@ -404,6 +408,7 @@ async function directRun(mongo: TestMongo, urls: string[], round: number): Promi
         updated_at: now,
       };
       if (!(await deliveries.insert(delivery))) throw new Error('delivery already there');
+      await jobs.notified([finished.id]); // the outbox's confirmation
       // attempt
       const stored = await deliveries.get(delivery.id);
       if (!stored) throw new Error('delivery not found');
@@ -533,6 +538,7 @@ async function serviceRun(
     const audit = createAuditLog({ sink: createMongoAuditSink(connection.db), logger: log });
     closers.push(() => audit.close());
     const timed = timeMarks(deliveries);
+    const jobEvents = createDomainEvents<JobEvents>({ log });
     const webhooks = await webhooksFeature(
       {
         webhookRetryDelaysMs: RETRY_DELAYS_MS,
@@ -548,13 +554,15 @@ async function serviceRun(
         clock: systemClock,
         audit,
         nats,
-        repositories: { deliveries: timed.deliveries, keys, jobs },
+        repositories: { deliveries: timed.deliveries, keys },
+        jobEvents,
       },
       timed.post,
     );
     await webhooks.start();
     closers.push(() => webhooks.stop());
-    const onFinished = (job: JobRecord) => webhooks.jobFinished(job);
+    const outbox = createJobOutbox({ jobs, events: jobEvents, clock: systemClock, logger: log });
+    const onFinished = (job: JobRecord) => void outbox.announce(job);
 
     const dispatch: number[] = [];
     const deliverOne = async (i: number) => {

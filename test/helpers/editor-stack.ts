@@ -23,6 +23,8 @@ import { createEditorService } from '../../src/editor/editor-service.ts';
 import { createEditorTurns } from '../../src/editor/turns/editor-turns.ts';
 import { createGeneratedAssets } from '../../src/editor/generated-assets.ts';
 import { createTurnMedia } from '../../src/editor/turns/turn-media.ts';
+import { createDomainEvents } from '../../src/platform/core/domain-events.ts';
+import type { JobEvents } from '../../src/jobs/job-outbox.ts';
 
 // The editor wired in this process, on a real MongoDB-wire server and the in-process actor transport: what
 // the service runs in single-node mode, without HTTP, the provider or ffmpeg (no media). For actor and
@@ -118,8 +120,8 @@ export async function startEditorStack(options: {
     media: createTurnMedia({
       jobsService: { submitImage: refuse, submitVideo: refuse },
       jobs: { get: refuse },
-      generated: createGeneratedAssets({ store: noMedia, commands }),
-      pollIntervalMs: 50,
+      jobEvents: createDomainEvents<JobEvents>({ log: logger }),
+      generated: createGeneratedAssets({ store: noMedia, commands, projects: repositories.projects }),
       progressIntervalMs: 1000,
       logger,
     }),

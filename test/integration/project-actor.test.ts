@@ -117,11 +117,25 @@ describe('project actor', () => {
       asset_id: assetId,
     };
     const once = await stack.commands.add_clip(id, message);
+    assert.equal(once.events.length, 1);
     const again = await stack.commands.add_clip(id, message);
-    assert.deepEqual(again, { ...once, events: [] }, 'the same answer; its events were published once');
-    const project = (await stack.repositories.projects.get(id))!;
+    assert.deepEqual(again, once, 'the same answer, its numbered events included (a turn builds on them)');
+    let project = (await stack.repositories.projects.get(id))!;
     assert.equal(project.clips.length, 1);
     assert.equal(project.seq, 2);
+    // Only the newest answer keeps its events (a redelivery is always of the newest command).
+    await stack.commands.patch_project(id, { op_id: 'op_next', name: 'renamed' });
+    const late = await stack.commands.add_clip(id, message);
+    assert.deepEqual(late, { ...once, events: [] }, 'an older repeat: its events were published once');
+    project = (await stack.repositories.projects.get(id))!;
+    assert.equal(project.clips.length, 1);
+    assert.equal(project.seq, 3);
+    const kept = project.applied_ops.filter((op) => (op.result as { events: unknown[] }).events.length > 0);
+    assert.deepEqual(
+      kept.map((op) => op.op_id),
+      ['op_next'],
+      'the project document holds one answer’s events',
+    );
   });
 
   it('keeps every track at idx 0..n-1 through inserts, moves and removals', async () => {

@@ -1,8 +1,9 @@
 // The webhook service against a real MongoDB-wire server (deliveries, jobs and keys repositories), real
 // receivers on loopback and the real egress guard, driven by a manual clock and a recording scheduler:
-// announcements are stored once and scheduled once, early runs wait, the sweeper announces jobs whose
-// announcement was lost and reschedules overdue deliveries, and a DNS name that rebinds to loopback between
-// attempts never reaches it.
+// announcements are stored once and scheduled once, early runs wait, the jobs' outbox sweep announces jobs
+// whose announcement was lost (the service subscribed to `job.finished`, as the feature wires it), the
+// webhooks' sweep reschedules overdue deliveries, and a DNS name that rebinds to loopback between attempts
+// never reaches it.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
@@ -18,6 +19,8 @@ import { jobsOnServer } from '../../src/jobs/mongo-jobs.ts';
 import { webhookDeliveriesOnServer } from '../../src/webhooks/mongo-deliveries.ts';
 import { createGuardedFetch } from '../../src/platform/net/guarded-fetch.ts';
 import { createWebhooks, deliveryIdOf } from '../../src/webhooks/webhooks-service.ts';
+import { createJobOutbox, type JobEvents } from '../../src/jobs/job-outbox.ts';
+import { createDomainEvents } from '../../src/platform/core/domain-events.ts';
 import { type WebhookPost } from '../../src/webhooks/ports/webhook-post.ts';
 import type { AuditEntry } from '../../src/platform/audit/audit-sink.ts';
 import type { ApiKeysRepository } from '../../src/accounts/ports/api-keys-repository.ts';
@@ -50,7 +53,6 @@ describe('webhook service (manual clock, real repositories and receivers)', () =
     createWebhooks({
       deliveries,
       keys,
-      jobs,
       audit: { append: async (entry) => void audited.push(entry) },
       post,
       schedule: (id, delayMs) => void scheduled.push({ id, delayMs }),
@@ -183,12 +185,17 @@ describe('webhook service (manual clock, real repositories and receivers)', () =
     assert.equal(received.length, before + 2);
   });
 
-  it('announces, in the sweep, a job whose announcement was lost, and reschedules an overdue delivery', async () => {
+  it('announces, in the outbox sweep, a job whose announcement was lost, and reschedules an overdue delivery', async () => {
+    const events = createDomainEvents<JobEvents>({ log: pino({ level: 'silent' }) });
+    events.subscribe('job.finished', (job) => webhooks.jobFinished(job)); // as the webhooks feature does
+    const outbox = createJobOutbox({ jobs, events, clock, logger: pino({ level: 'silent' }) });
     const lost = await completedJob(await key(receiverUrl)); // ended; its announcement never ran (a crash)
     assert.equal((await jobs.get(lost.id))?.notify_due, true);
+    await outbox.sweep();
     await webhooks.sweep();
     assert.equal(await deliveries.get(deliveryIdOf(lost.id)), null, 'not within the grace period');
     clock.advance(2 * MINUTE);
+    await outbox.sweep();
     await webhooks.sweep();
     const id = deliveryIdOf(lost.id);
     assert.equal((await deliveries.get(id))?.state, 'pending');

@@ -406,12 +406,15 @@ describe('editor tools', () => {
       if (id !== undefined && id !== 'vv_1') throw new AppError('not_found', 'Video not found');
       return project.videos[0];
     }) as never;
-    deps.turns.instruct = async () => {
-      emit('turn.started', 'turn_other', { instruction: 'something else', image_urls: [] });
+    deps.turns.instruct = async (_principal, _project, _body, options) => {
+      options?.onStarted?.('turn_mine');
+      // Another turn with the very same instruction (another client's) is not this call's progress.
+      emit('turn.started', 'turn_other', { instruction: 'make a trailer', image_urls: [] });
       emit('tool.started', 'turn_other', { name: 'x' });
       emit('turn.started', 'turn_mine', { instruction: 'make a trailer', image_urls: [] });
       emit('tool.started', 'turn_mine', { name: 'add_clip' });
       emit('turn.completed', 'turn_mine', {});
+      emit('turn.completed', 'turn_other', {});
       return answer as never;
     };
     const { ctx, progress } = context();

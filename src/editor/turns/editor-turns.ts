@@ -6,7 +6,6 @@ import type {
   ProjectRecord,
   ProjectsRepository,
   ThreadRepository,
-  EventHistory,
   ProjectEvent,
 } from '../../../actors/index.ts';
 import {
@@ -39,7 +38,6 @@ export interface EditorTurnsDeps {
   projects: ProjectsRepository;
   assets: AssetsRepository;
   thread: ThreadRepository;
-  history: EventHistory;
   store: MediaStore;
   intake: MediaIntake;
   agent: AgentModel;
@@ -62,6 +60,15 @@ export interface InstructRequest {
   video_id?: string;
 }
 
+/** What a caller of instruct may ask for besides the answer. */
+export interface InstructOptions {
+  /**
+   * Told the turn's id before the turn asks for its place (before any of its events): a caller following the
+   * project's events (MCP progress) keeps those whose `turn_id` it is.
+   */
+  onStarted?(turnId: string): void;
+}
+
 /** How many earlier messages of the thread an agent reads. */
 const HISTORY_MESSAGES = 20;
 
@@ -79,7 +86,12 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
   const referenceImages = createTurnReferences({ intake: deps.intake, store: deps.store });
 
   /** One instruct call: checks → queue → charge → wait → run → answer. */
-  async function instruct(principal: KeyPrincipal, project: ProjectRecord, body: InstructRequest) {
+  async function instruct(
+    principal: KeyPrincipal,
+    project: ProjectRecord,
+    body: InstructRequest,
+    options: InstructOptions = {},
+  ) {
     const video = body.video_id ? project.videos.find((one) => one.id === body.video_id) : project.videos[0];
     if (!video) throw new AppError('not_found', 'Video not found');
     if (!deps.agent.configured) {
@@ -90,6 +102,7 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
 
     const references = await referenceImages.fetch(body.image_urls);
     const turnId = newId('turn', 16);
+    options.onStarted?.(turnId);
     const log = logger.child({ turn_id: turnId, project_id: project.id });
     const place = await commands.request_turn(project.id, {
       op_id: `${turnId}:request`,
@@ -248,7 +261,7 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
         { credits: creditsCharged, media: results.media_gen_done, usage: reply.usage },
         'turn completed',
       );
-      return answer(reply.text, results, await turnEvents(session));
+      return answer(reply.text, results, turnEvents(session));
     } catch (error) {
       session.abort();
       // Reference images that never became assets belong to nothing: their files go.
@@ -327,14 +340,17 @@ export function createEditorTurns(deps: EditorTurnsDeps) {
   }
 
   /**
-   * The turn's events in `seq` order (instruct's `agent_events`), read back from the history: some may have
-   * been committed on the turn's behalf by others (its media's asset, added by the job's completion hook),
-   * and a redelivered command answers without the events it published the first time.
+   * The turn's events in `seq` order (instruct's `agent_events`): those its own commands committed, as their
+   * answers numbered them (turn-session.ts collects them). No one else commits events of a running turn: its
+   * media's asset is added by the turn itself while it holds the project (generated-assets.ts), and a
+   * redelivered command answers with the events its first run committed (the project keeps its newest
+   * command's answer whole, actors/project-commit.ts).
    */
-  async function turnEvents(session: TurnSession) {
-    const first = Math.min(...session.events.map((event) => event.seq));
-    const kept = await deps.history.since(session.projectId, first - 1);
-    return kept.events.filter((event) => event.turn_id === session.turnId);
+  function turnEvents(session: TurnSession): ProjectEvent[] {
+    const bySeq = new Map(session.events.map((event) => [event.seq, event]));
+    return [...bySeq.values()]
+      .filter((event) => event.turn_id === session.turnId)
+      .sort((a, b) => a.seq - b.seq);
   }
 
   return { instruct, wake: waiters.wake };

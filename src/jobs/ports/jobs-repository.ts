@@ -42,8 +42,10 @@ export interface JobRecord {
   /** A terminal state that owes a refund not yet confirmed by the user actor (a sweeper finishes it). */
   refund_due: boolean;
   /**
-   * Terminal, and the webhook service has not yet been told for sure (an outbox flag, set in the same write
-   * that ends the job): the sweeper tells it again, so a crash right after a job ends loses no webhook.
+   * Terminal, and not every `job.finished` subscriber (webhooks, the editor's generated assets) has handled
+   * it yet: the outbox flag, set in the same write that ends the job and cleared once they all have
+   * (job-outbox.ts). The outbox sweep announces flagged jobs again, so a crash right after a job ends loses
+   * no webhook and no asset.
    */
   notify_due: boolean;
   created_at: Date;
@@ -91,7 +93,7 @@ export interface JobsRepository {
   refundsDue(limit: number): Promise<JobRecord[]>;
   /** Terminal jobs with `notify_due` that ended before `before`, oldest first. */
   notifyDue(before: Date, limit: number): Promise<JobRecord[]>;
-  /** Clears `notify_due` (one write for the whole batch). */
+  /** Clears `notify_due` (one write for the whole batch; nothing for none). */
   notified(ids: string[]): Promise<void>;
   /** Jobs created before `before` (retention), oldest first. */
   createdBefore(before: Date, limit: number): Promise<JobRecord[]>;

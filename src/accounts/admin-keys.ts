@@ -30,7 +30,7 @@ export interface AdminKeys {
   /** The key's webhook URL, and whether it is enabled. */
   getWebhook(keyId: string): Promise<Static<typeof WebhookResponse>>;
   /**
-   * Clears URL and secret: the next PUT generates a new secret (rotation, spec §6.5). Deliveries waiting
+   * Clears URL and secret: the next PUT generates a new secret (docs/webhooks.md, rotating the secret). Deliveries waiting
    * for a retry are dropped (an attempt already on its way still reads the URL first and finds none).
    */
   clearWebhook(keyId: string): Promise<{ cleared: true }>;
@@ -145,7 +145,7 @@ export function createAdminKeys(deps: AdminKeysDeps): AdminKeys {
 }
 
 /**
- * CONTRACT §3: an absolute https URL (http only when private targets are allowed, i.e. in tests) whose host
+ * A webhook URL must be an absolute https URL (http only when private targets are allowed, i.e. in tests) whose host
  * is not a literal private or local address nor a special-use name (`localhost`, `*.local`, `*.internal`, ...;
  * docs/webhooks.md#the-url) unless private targets are allowed (other names that resolve there are refused at
  * delivery). Answers the URL as WHATWG parsing normalises it (`0x7f.0.0.1` →

@@ -3,7 +3,7 @@ import { createAdminUsers, type AdminUsers, type AdminUsersDeps } from './admin-
 import { createAdminKeys, type AdminKeys, type AdminKeysDeps } from './admin-keys.ts';
 
 /**
- * Operator use cases behind the admin API (CONTRACT §3): users and their credits (`AdminUsers`), keys and their
+ * Operator use cases behind the admin API (docs/operator.md, admin API): users and their credits (`AdminUsers`), keys and their
  * webhooks (`AdminKeys`), and the audit log. The dashboard and sign-up reuse some of them.
  */
 export interface AdminService extends AdminUsers, AdminKeys {

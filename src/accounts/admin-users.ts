@@ -20,7 +20,7 @@ export interface AdminUsers {
   getUser(userId: string): Promise<Static<typeof UserResponse>>;
   /** One page of users in creation order; the cursor is opaque to callers. */
   listUsers(limit: number, cursor: string | undefined): Promise<Static<typeof UsersPageResponse>>;
-  /** Sets a user's password (CONTRACT §11: operators set it); only its scrypt hash is stored. */
+  /** Sets a user's password (operators set it: docs/accounts.md); only its scrypt hash is stored. */
   setPassword(userId: string, password: string): Promise<Static<typeof OkResponse>>;
   /** Grants (or, negative, takes back) credits through the user's actor, at most once per `op_id`. */
   grantCredits(

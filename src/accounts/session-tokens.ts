@@ -3,7 +3,7 @@ import { generateSecret, hashSecret } from './api-key.ts';
 import { SCOPES } from '../../schemas/scopes.ts';
 import type { WebSessionRecord, WebSessionsRepository } from './ports/web-sessions.ts';
 
-/** The page's bearer tokens for `/api/v1` and the events socket (CONTRACT §11): 15 minutes, renewed by the page. */
+/** The page's bearer tokens for `/api/v1` and the events socket (docs/dashboard.md): 15 minutes, renewed by the page. */
 export const SESSION_TOKEN_PREFIX = 'mfdt_';
 export const SESSION_TOKEN_TTL_MS = 15 * 60_000;
 const SESSION_TOKEN = /^mfdt_[0-9A-Za-z]{43}$/;

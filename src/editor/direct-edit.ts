@@ -1,6 +1,6 @@
 import { newId } from '../platform/index.ts';
 
-/** A direct edit's precondition (CONTRACT §4.1 `If-Match`). */
+/** A direct edit's precondition: the `If-Match` revision (docs/editor.md, routes). */
 export interface EditOptions {
   ifMatch?: number;
 }

@@ -9,7 +9,7 @@ import { createLibraryIntake, type LibraryIntake, type LibraryIntakeDeps } from 
 import { threadMessages, type MessagesPage } from './thread-messages.ts';
 
 /**
- * The editor's documents and direct edits (spec §4.7, CONTRACT §4.1): projects and videos, clips, library
+ * The editor's documents and direct edits (docs/editor.md, routes): projects and videos, clips, library
  * uploads and imports, and the chat threads' pages. Reads go to the repositories; every change goes through the
  * project's actor, which bumps the revision and announces it.
  */

@@ -6,7 +6,7 @@ import { editOp } from './direct-edit.ts';
 
 /** Media a user adds to a project's library directly. */
 export interface LibraryIntake {
-  /** An upload: the raw file, streamed to a private file, probed, then stored (CONTRACT §4.1). */
+  /** An upload: the raw file, streamed to a private file, probed, then stored (docs/editor.md, uploads and imports). */
   upload(project: ProjectRecord, body: Readable, name: string | undefined): Promise<{ asset: AssetView }>;
   /** An import by URL, through the guarded fetch. */
   importUrl(project: ProjectRecord, url: string, name: string | undefined): Promise<{ asset: AssetView }>;

@@ -175,7 +175,7 @@ export function createProjectDocuments(deps: ProjectDocumentsDeps): ProjectDocum
     async deleteProject(project) {
       const answer = await commands.delete_project(project.id, { op_id: editOp() });
       for (const turnId of answer.dropped) await refundDroppedTurn(deps.credits, project.user_id, turnId);
-      // Exported media stay: a `video_url` is permanent (spec §4.7). The rest are the project's own copies.
+      // Exported media stay: a `video_url` is permanent (docs/editor.md, export). The rest are the project's own copies.
       const removable = answer.assets.filter((asset) => asset.source !== 'export');
       await Promise.all(removable.map((asset) => deps.store.delete(asset.media_id).catch(() => undefined)));
       return { id: project.id, deleted: true as const };

@@ -101,7 +101,7 @@ interface LibraryOptions {
 type ProjectLoader = (ctx: RequestContext<{ kind: 'key' }, { project_id: string }>) => Promise<ProjectRecord>;
 
 /**
- * The routes of spec §4.7 and CONTRACT §4.1 (export comes with its own feature): projects, videos and their
+ * The editor's routes (docs/editor.md; export comes with its own feature): projects, videos and their
  * threads, the library, clips, then the agent's turn.
  */
 export function editorRoutes(
@@ -381,7 +381,7 @@ function instructRoute(
     params: ProjectParams,
     body: InstructBody,
     bodyRules: instructRules(options.acceptsUrl),
-    // 404 for the project and for a `video_id` of another project, before any 400 (CONTRACT §4.1).
+    // 404 for the project and for a `video_id` of another project, before any 400 (docs/editor.md, routes).
     resource: async (ctx, json) => {
       const found = await project(ctx);
       const videoId =

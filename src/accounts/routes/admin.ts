@@ -34,7 +34,7 @@ const errors = {
   404: { description: 'Unknown user or key', schema: ErrorSchema },
 };
 
-/** The admin API of CONTRACT §3 (operators; the admin token): users, then keys, then the audit log. */
+/** The admin API (docs/operator.md; operators, the admin token): users, then keys, then the audit log. */
 export function adminRoutes(service: AdminService): RouteDefinition[] {
   return [...userRoutes(service), ...keyRoutes(service), auditRoute(service)];
 }

@@ -17,6 +17,8 @@ export {
   toVideoView,
   type AssetView,
   type ClipView,
+  type ProjectView,
+  type VideoView,
 } from './project-views.ts';
 export { projectActor, projectCommands, type ProjectCommands } from './project.ts';
 export { createInProcessEventBus } from './runtime/event-bus.ts';

@@ -20,7 +20,12 @@ export const projectActor = defineActor<ProjectActorPorts>()({
   handlers: { ...editHandlers, ...turnHandlers, ...exportHandlers },
 });
 
-/** The typed way services talk to project actors. */
-export type ProjectCommands = ActorClient<typeof projectActor>;
+/**
+ * The typed way services talk to project actors. Mapped over the handlers so that each method keeps its
+ * handler's declaration: "go to definition" on `commands.add_clip(…)` lands on `add_clip` in `editHandlers`.
+ */
+export type ProjectCommands = {
+  [Name in keyof typeof projectActor.handlers]: ActorClient<typeof projectActor>[Name];
+};
 
 export const projectCommands = (system: ActorSystem): ProjectCommands => actorClient(system, projectActor);

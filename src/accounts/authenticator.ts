@@ -1,7 +1,7 @@
 import { AppError, type Clock, type KeyPrincipal, type RequestAuthenticator } from '../platform/index.ts';
 import { hashApiKey, isWellFormedApiKey, secretsEqual } from './api-key.ts';
 import { ACCESS_TOKEN_PREFIX } from './oauth/oauth-terms.ts';
-import { SESSION_TOKEN_PREFIX } from './web-sessions.ts';
+import { SESSION_TOKEN_PREFIX } from './session-tokens.ts';
 import type { ApiKeysRepository } from './ports/api-keys-repository.ts';
 
 export const MISSING_AUTHORIZATION = 'Missing Authorization header';

@@ -12,4 +12,4 @@ export type { OAuthStore } from './ports/oauth-store.ts';
 export type { UserCredentialsRepository } from './ports/user-credentials.ts';
 export type { UsersRepository } from './ports/users-repository.ts';
 export type { WebSessionsRepository } from './ports/web-sessions.ts';
-export type { KeyDeliveries } from './admin-service.ts';
+export type { KeyDeliveries } from './admin-keys.ts';

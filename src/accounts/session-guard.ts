@@ -1,5 +1,6 @@
 import { AppError, cookieOf, type SessionGuard } from '../platform/index.ts';
-import { sessionPrincipal, type WebSessions } from './web-sessions.ts';
+import type { WebSessions } from './web-sessions.ts';
+import { sessionPrincipal } from './session-tokens.ts';
 import { SESSION_COOKIE } from './routes/sign-in.ts';
 
 export const NOT_SIGNED_IN = 'Not signed in';

@@ -1,17 +1,11 @@
-import {
-  AppError,
-  randomBase62,
-  SESSION_PRINCIPAL_PREFIX,
-  type KeyPrincipal,
-  type Clock,
-} from '../platform/index.ts';
+import { AppError, randomBase62, type KeyPrincipal, type Clock } from '../platform/index.ts';
 import { generateSecret, hashSecret, secretsEqual } from './api-key.ts';
-import { SCOPES } from '../../schemas/scopes.ts';
 import type { UsersRepository, UserRecord } from './ports/users-repository.ts';
 import type { UserCredentialsRepository } from './ports/user-credentials.ts';
 import type { WebSessionRecord, WebSessionsRepository } from './ports/web-sessions.ts';
 import { hashPassword, verifyPassword } from './passwords.ts';
 import type { SignInThrottle } from './sign-in-throttle.ts';
+import { createSessionTokens } from './session-tokens.ts';
 
 // Browser sessions (docs/accounts.md): email + password → a session kept in MongoDB, named by a random cookie
 // whose hash is the session's id. Signing out everywhere ends every session of the user and, through
@@ -20,29 +14,10 @@ import type { SignInThrottle } from './sign-in-throttle.ts';
 export const SESSION_PREFIX = 'mfs_';
 export const SESSION_TTL_MS = 14 * 24 * 3600_000;
 const SESSION_COOKIE = /^mfs_[0-9A-Za-z]{43}$/;
-/** The page's bearer tokens for `/api/v1` and the events socket (docs/accounts.md): 15 minutes, renewed. */
-export const SESSION_TOKEN_PREFIX = 'mfdt_';
-export const SESSION_TOKEN_TTL_MS = 15 * 60_000;
-const SESSION_TOKEN = /^mfdt_[0-9A-Za-z]{43}$/;
-/** One-time sign-in links (docs/accounts.md): from an operator; each opens one session within 30 minutes. */
+/** One-time sign-in links (docs/accounts.md): an operator hands one over; it opens one session within 30 minutes. */
 export const SIGN_IN_LINK_PREFIX = 'mfsl_';
 export const SIGN_IN_LINK_TTL_MS = 30 * 60_000;
 const SIGN_IN_LINK = /^mfsl_[0-9A-Za-z]{43}$/;
-/** How long this node trusts a token it has checked (a sign-out on another node shows within this). */
-const CHECKED_TOKEN_TTL_MS = 2000;
-const CHECKED_TOKENS_MAX = 10_000;
-
-/**
- * The caller a session (or its bearer token) stands for: the user with every scope, under a public name of
- * the session (`ses_…`, never the cookie or its hash) for rate limits and the audit log.
- */
-export function sessionPrincipal(session: Pick<WebSessionRecord, 'id' | 'user_id'>): KeyPrincipal {
-  return {
-    keyId: `${SESSION_PRINCIPAL_PREFIX}${session.id.slice(0, 20)}`,
-    userId: session.user_id,
-    scopes: SCOPES,
-  };
-}
 
 /** A session as the pages see it. */
 export interface SignedIn {
@@ -90,10 +65,7 @@ export function createWebSessions(deps: {
   sleep?: (ms: number) => Promise<void>;
 }): WebSessions {
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-  const checked = new Map<string, { principal: KeyPrincipal; sessionId: string; until: number }>();
-  const forget = (match: (entry: { principal: KeyPrincipal; sessionId: string }) => boolean) => {
-    for (const [token, entry] of checked) if (match(entry)) checked.delete(token);
-  };
+  const tokens = createSessionTokens(deps);
   // Checked when an email has no password, so an unknown email costs what a wrong password costs.
   let decoy: Promise<string> | undefined;
 
@@ -184,48 +156,16 @@ export function createWebSessions(deps: {
 
     async signOut(session) {
       await deps.sessions.delete(session.id);
-      forget((entry) => entry.sessionId === session.id);
+      tokens.forgetSession(session.id);
     },
 
     async signOutEverywhere(userId) {
       await deps.sessions.deleteForUser(userId);
-      forget((entry) => entry.principal.userId === userId);
+      tokens.forgetUser(userId);
       await deps.onSignOutEverywhere(userId);
     },
 
-    async issueToken(session) {
-      const { secret, hash } = generateSecret(SESSION_TOKEN_PREFIX);
-      const expiresAt = new Date(
-        Math.min(deps.clock.now() + SESSION_TOKEN_TTL_MS, session.expires_at.getTime()),
-      );
-      await deps.sessions.createToken({
-        id: hash,
-        session_id: session.id,
-        user_id: session.user_id,
-        expires_at: expiresAt,
-      });
-      return { token: secret, expires_at: expiresAt.toISOString() };
-    },
-
-    async authenticateToken(token) {
-      const now = deps.clock.now();
-      const known = checked.get(token);
-      if (known && known.until > now) return known.principal;
-      checked.delete(token);
-      if (!SESSION_TOKEN.test(token)) return null;
-      const record = await deps.sessions.getToken(hashSecret(token));
-      if (!record || record.expires_at.getTime() <= now) return null;
-      // The token ends with its session (a deleted session deletes its tokens; this covers the moment between).
-      const session = await deps.sessions.get(record.session_id);
-      if (!session || session.expires_at.getTime() <= now) return null;
-      const principal = sessionPrincipal(session);
-      if (checked.size >= CHECKED_TOKENS_MAX) checked.clear();
-      checked.set(token, {
-        principal,
-        sessionId: session.id,
-        until: Math.min(record.expires_at.getTime(), now + CHECKED_TOKEN_TTL_MS),
-      });
-      return principal;
-    },
+    issueToken: (session) => tokens.issueToken(session),
+    authenticateToken: (token) => tokens.authenticateToken(token),
   };
 }

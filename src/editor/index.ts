@@ -1,4 +1,5 @@
-export { ownedProject, videoOf, type EditorService } from './editor-service.ts';
+export type { EditorService } from './editor-service.ts';
+export { ownedProject, videoOf } from './project-documents.ts';
 export { ensureEventsStream } from './events-stream.ts';
 export { editorFeature } from './feature.ts';
 export { createJetStreamEventHistory } from './jetstream-event-history.ts';

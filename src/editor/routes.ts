@@ -37,10 +37,7 @@ import type { ProjectRecord } from '../../actors/index.ts';
 import type { EditorService } from './editor-service.ts';
 import type { EditorTurns } from './turns/editor-turns.ts';
 
-/**
- * Media types an upload may be sent as (docs/editor.md, Uploads and imports); what it is comes from the
- * probe, not from this.
- */
+/** Media types an upload may be sent as (docs/editor.md, Uploads and imports); what it is comes from the probe, not from this. */
 export const UPLOAD_CONTENT_TYPES = [
   'image/png',
   'image/jpeg',
@@ -83,7 +80,7 @@ export const editorErrors = (...statuses: number[]): Record<number, ResponseSpec
   >;
 };
 
-/** `If-Match: 5`, `"5"` or `W/"5"` (docs/editor.md, Routes); anything else is a 400. */
+/** `If-Match: 5` or `"5"` (docs/editor.md, Routes); anything else is a 400. */
 export function ifMatchOf(headers: Record<string, string>): { ifMatch?: number } {
   const raw = headers['if-match'];
   if (raw === undefined) return {};
@@ -92,22 +89,44 @@ export function ifMatchOf(headers: Record<string, string>): { ifMatch?: number }
   return { ifMatch: Number(match[1]) };
 }
 
-/** The editor's routes (docs/editor.md, Routes); export comes with its own feature. */
+const TAGS = ['editor'];
+
+/** What the library route accepts. */
+interface LibraryOptions {
+  acceptsUrl: (url: string) => boolean;
+  uploadMaxBytes: number;
+}
+
+/** The caller's project (404 otherwise), loaded before the body is checked (a route's `resource`). */
+type ProjectLoader = (ctx: RequestContext<{ kind: 'key' }, { project_id: string }>) => Promise<ProjectRecord>;
+
+/**
+ * The editor's routes (docs/editor.md; export comes with its own feature): projects, videos and their
+ * threads, the library, clips, then the agent's turn.
+ */
 export function editorRoutes(
   editor: EditorService,
   turns: EditorTurns,
-  options: { acceptsUrl: (url: string) => boolean; uploadMaxBytes: number },
+  options: LibraryOptions,
 ): RouteDefinition[] {
-  /** The caller's project (404 otherwise), loaded before the body is checked. */
-  const project = (ctx: RequestContext<{ kind: 'key' }, { project_id: string }>): Promise<ProjectRecord> =>
-    editor.owned(ctx.principal.userId, ctx.params.project_id);
-  const tags = ['editor'];
+  const project: ProjectLoader = (ctx) => editor.owned(ctx.principal.userId, ctx.params.project_id);
+  return [
+    ...projectRoutes(editor, project),
+    ...videoRoutes(editor, project),
+    libraryRoute(editor, project, options),
+    ...clipRoutes(editor, project),
+    instructRoute(editor, turns, project, options),
+  ];
+}
+
+/** Projects: create, list, read the state, change, delete. */
+function projectRoutes(editor: EditorService, project: ProjectLoader): RouteDefinition[] {
   return [
     defineRoute({
       method: 'POST',
       path: P,
       auth: WRITE,
-      tags,
+      tags: TAGS,
       summary: 'Create a project (with its default video, `Main video`)',
       body: CreateProjectBody,
       responses: {
@@ -120,7 +139,7 @@ export function editorRoutes(
       method: 'GET',
       path: P,
       auth: READ,
-      tags,
+      tags: TAGS,
       summary: "The key's user's projects",
       responses: {
         200: {
@@ -143,7 +162,7 @@ export function editorRoutes(
       method: 'GET',
       path: `${P}/:project_id`,
       auth: READ,
-      tags,
+      tags: TAGS,
       summary: 'The project: videos, assets and clips (`video_id` narrows the clips)',
       params: ProjectParams,
       query: StateQuery,
@@ -155,7 +174,7 @@ export function editorRoutes(
       method: 'PATCH',
       path: `${P}/:project_id`,
       auth: WRITE,
-      tags,
+      tags: TAGS,
       summary: 'Rename, describe or rewrite the context of a project (If-Match: revision)',
       params: ProjectParams,
       body: PatchProjectBody,
@@ -171,7 +190,7 @@ export function editorRoutes(
       method: 'DELETE',
       path: `${P}/:project_id`,
       auth: WRITE,
-      tags,
+      tags: TAGS,
       summary: 'Delete a project: its videos, clips, thread and events (exported media stay)',
       params: ProjectParams,
       resource: project,
@@ -184,11 +203,17 @@ export function editorRoutes(
       },
       handle: async (ctx) => reply(200, await editor.deleteProject(ctx.resource)),
     }),
+  ];
+}
+
+/** A project's videos, and each video's chat thread. */
+function videoRoutes(editor: EditorService, project: ProjectLoader): RouteDefinition[] {
+  return [
     defineRoute({
       method: 'POST',
       path: `${P}/:project_id/videos`,
       auth: WRITE,
-      tags,
+      tags: TAGS,
       summary: 'Add a video (its own timeline and thread)',
       params: ProjectParams,
       body: VideoBody,
@@ -204,7 +229,7 @@ export function editorRoutes(
       method: 'PATCH',
       path: `${P}/:project_id/videos/:video_id`,
       auth: WRITE,
-      tags,
+      tags: TAGS,
       summary: 'Rename a video or change its aspect ratio',
       params: VideoParams,
       body: VideoBody,
@@ -223,7 +248,7 @@ export function editorRoutes(
       method: 'GET',
       path: `${P}/:project_id/videos/:video_id/messages`,
       auth: READ,
-      tags,
+      tags: TAGS,
       summary: "A video's chat thread, oldest first",
       params: VideoParams,
       query: MessagesQuery,
@@ -240,35 +265,49 @@ export function editorRoutes(
       },
       handle: async (ctx) => reply(200, await editor.messages(ctx.resource, ctx.params.video_id, ctx.query)),
     }),
-    defineRoute({
-      method: 'POST',
-      path: `${P}/:project_id/assets`,
-      auth: WRITE,
-      tags,
-      summary: 'Add to the library: JSON `{ url, name? }` imports, a raw media body uploads',
-      params: ProjectParams,
-      body: ImportAssetBody,
-      bodyRules: importAssetRules(options.acceptsUrl),
-      upload: { contentTypes: UPLOAD_CONTENT_TYPES, maxBytes: options.uploadMaxBytes },
-      resource: project,
-      responses: {
-        200: { description: 'Added', schema: Type.Object({ asset: AssetSchema }) },
-        ...editorErrors(400, 404, 413, 415),
-      },
-      handle: async (ctx) => {
-        if (ctx.upload) {
-          const name = ctx.headers['x-asset-name'];
-          return reply(200, await editor.upload(ctx.resource, ctx.upload.stream, name?.slice(0, 120)));
-        }
-        if (ctx.body === undefined) throw new AppError('bad_request', 'url must be a https URL');
-        return reply(200, await editor.importUrl(ctx.resource, ctx.body.url, ctx.body.name));
-      },
-    }),
+  ];
+}
+
+/** The library: an import by URL or an upload. */
+function libraryRoute(
+  editor: EditorService,
+  project: ProjectLoader,
+  options: LibraryOptions,
+): RouteDefinition {
+  return defineRoute({
+    method: 'POST',
+    path: `${P}/:project_id/assets`,
+    auth: WRITE,
+    tags: TAGS,
+    summary: 'Add to the library: JSON `{ url, name? }` imports, a raw media body uploads',
+    params: ProjectParams,
+    body: ImportAssetBody,
+    bodyRules: importAssetRules(options.acceptsUrl),
+    upload: { contentTypes: UPLOAD_CONTENT_TYPES, maxBytes: options.uploadMaxBytes },
+    resource: project,
+    responses: {
+      200: { description: 'Added', schema: Type.Object({ asset: AssetSchema }) },
+      ...editorErrors(400, 404, 413, 415),
+    },
+    handle: async (ctx) => {
+      if (ctx.upload) {
+        const name = ctx.headers['x-asset-name'];
+        return reply(200, await editor.upload(ctx.resource, ctx.upload.stream, name?.slice(0, 120)));
+      }
+      if (ctx.body === undefined) throw new AppError('bad_request', 'url must be a https URL');
+      return reply(200, await editor.importUrl(ctx.resource, ctx.body.url, ctx.body.name));
+    },
+  });
+}
+
+/** Clips: place, change, remove. */
+function clipRoutes(editor: EditorService, project: ProjectLoader): RouteDefinition[] {
+  return [
     defineRoute({
       method: 'POST',
       path: `${P}/:project_id/clips`,
       auth: WRITE,
-      tags,
+      tags: TAGS,
       summary: 'Place an asset on a track',
       params: ProjectParams,
       body: AddClipBody,
@@ -284,7 +323,7 @@ export function editorRoutes(
       method: 'PATCH',
       path: `${P}/:project_id/clips/:clip_id`,
       auth: WRITE,
-      tags,
+      tags: TAGS,
       summary: 'Move, trim or change the volume of a clip',
       params: ClipParams,
       body: PatchClipBody,
@@ -309,7 +348,7 @@ export function editorRoutes(
       method: 'DELETE',
       path: `${P}/:project_id/clips/:clip_id`,
       auth: WRITE,
-      tags,
+      tags: TAGS,
       summary: 'Remove a clip; the rest of its track closes up',
       params: ClipParams,
       resource: project,
@@ -323,30 +362,39 @@ export function editorRoutes(
       handle: async (ctx) =>
         reply(200, await editor.deleteClip(ctx.resource, ctx.params.clip_id, ifMatchOf(ctx.headers))),
     }),
-    defineRoute({
-      method: 'POST',
-      path: `${P}/:project_id/instruct`,
-      auth: WRITE,
-      tags,
-      summary: 'Drive the agent for one turn (5 credits plus any media it generates)',
-      params: ProjectParams,
-      body: InstructBody,
-      bodyRules: instructRules(options.acceptsUrl),
-      // 404 for the project and for a `video_id` of another project, before any 400 (docs/editor.md, Routes).
-      resource: async (ctx, json) => {
-        const found = await project(ctx);
-        const videoId =
-          json && typeof (json as { video_id?: unknown }).video_id === 'string'
-            ? (json as { video_id: string }).video_id
-            : undefined;
-        if (videoId !== undefined) editor.videoOf(found, videoId);
-        return found;
-      },
-      responses: {
-        200: { description: 'The turn', schema: InstructResponse },
-        ...editorErrors(400, 402, 404, 502, 503),
-      },
-      handle: async (ctx) => reply(200, await turns.instruct(ctx.principal, ctx.resource, ctx.body)),
-    }),
   ];
+}
+
+/** One agent turn. */
+function instructRoute(
+  editor: EditorService,
+  turns: EditorTurns,
+  project: ProjectLoader,
+  options: Pick<LibraryOptions, 'acceptsUrl'>,
+): RouteDefinition {
+  return defineRoute({
+    method: 'POST',
+    path: `${P}/:project_id/instruct`,
+    auth: WRITE,
+    tags: TAGS,
+    summary: 'Drive the agent for one turn (5 credits plus any media it generates)',
+    params: ProjectParams,
+    body: InstructBody,
+    bodyRules: instructRules(options.acceptsUrl),
+    // 404 for the project and for a `video_id` of another project, before any 400 (docs/editor.md, routes).
+    resource: async (ctx, json) => {
+      const found = await project(ctx);
+      const videoId =
+        json && typeof (json as { video_id?: unknown }).video_id === 'string'
+          ? (json as { video_id: string }).video_id
+          : undefined;
+      if (videoId !== undefined) editor.videoOf(found, videoId);
+      return found;
+    },
+    responses: {
+      200: { description: 'The turn', schema: InstructResponse },
+      ...editorErrors(400, 402, 404, 502, 503),
+    },
+    handle: async (ctx) => reply(200, await turns.instruct(ctx.principal, ctx.resource, ctx.body)),
+  });
 }

@@ -10,7 +10,9 @@ import {
 } from '../platform/index.ts';
 import type { EventHistory, ProjectEvent, ProjectsRepository } from '../../actors/index.ts';
 import type { ApiKeysRepository } from '../accounts/index.ts';
-import { createEventFanout, ProjectGoneError } from './event-fanout.ts';
+import { createEventFanout } from './event-fanout.ts';
+import { ProjectGoneError } from './event-replay.ts';
+import { createSocketRecheck } from './socket-recheck.ts';
 
 /** What an accepted handshake hands to its socket (events route → `SocketUpgrade`). */
 export interface EventSocketRequest {
@@ -100,20 +102,7 @@ export function createEventSockets(deps: {
 }): EventSockets {
   const { server, log, options } = deps;
   const sockets = new Set<ServerSocket<SocketState>>();
-  const closed = deps.metrics.counter({
-    name: 'mf_events_socket_closes_total',
-    help: 'Events sockets closed by the service, by reason',
-    labels: ['reason'],
-  });
-  const delivered = deps.metrics.counter({
-    name: 'mf_events_delivered_total',
-    help: 'Project events handed to this node’s sockets (once per event, however many sockets)',
-    labels: [],
-  });
-  deps.metrics.gauge(
-    { name: 'mf_events_sockets', help: 'Open events sockets on this node', labels: [] },
-    () => [[[], sockets.size]],
-  );
+  const { closed, delivered } = socketMetrics(deps.metrics, sockets);
 
   const fanout = createEventFanout({
     bus: deps.bus,
@@ -144,39 +133,13 @@ export function createEventSockets(deps: {
     for (const ws of [...sockets]) if (test(ws.getUserData())) cut(ws, why);
   }
 
-  function send(ws: ServerSocket<SocketState>, event: ProjectEvent) {
-    const state = ws.getUserData();
-    if (!state.open) return;
-    if (state.videoId !== null && event.video_id !== null && event.video_id !== state.videoId) return;
-    ws.send(JSON.stringify(event));
-  }
-
-  function subscribe(ws: ServerSocket<SocketState>) {
-    const { projectId, videoId } = ws.getUserData();
-    if (videoId === null) return void ws.subscribe(projectTopic(projectId));
-    ws.subscribe(videoTopic(projectId, videoId));
-    ws.subscribe(videoTopic(projectId, null));
-  }
-
-  function resetMessage(state: SocketState, reason: string, headSeq: number): ProjectEvent {
-    return {
-      type: 'sync.reset',
-      seq: headSeq,
-      ts: new Date(deps.clock.now()).toISOString(),
-      project_id: state.projectId,
-      video_id: null,
-      turn_id: null,
-      data: { reason, head_seq: headSeq },
-    };
-  }
-
   /** Replays what the socket asked for (a live-only socket: what came after its handshake), then goes live. */
   function join(ws: ServerSocket<SocketState>) {
     const state = ws.getUserData();
     let after = state.since ?? state.headSeq;
     if (after > state.headSeq) {
       // A seq this project never had (another project's, or made up): start over from the state.
-      send(ws, resetMessage(state, 'unknown_seq', state.headSeq));
+      send(ws, syncReset(state, 'unknown_seq', state.headSeq, deps.clock));
       after = state.headSeq;
     }
     return fanout.join(state.projectId, after, {
@@ -184,7 +147,7 @@ export function createEventSockets(deps: {
         return state.open;
       },
       send: (event) => send(ws, event),
-      reset: (headSeq) => send(ws, resetMessage(state, 'history_expired', headSeq)),
+      reset: (headSeq) => send(ws, syncReset(state, 'history_expired', headSeq, deps.clock)),
       goLive: () => subscribe(ws),
     });
   }
@@ -218,39 +181,13 @@ export function createEventSockets(deps: {
 
   let backpressure: ReturnType<typeof setInterval> | undefined;
   let recheck: PeriodicTask | undefined;
-  /** Projects the last recheck found deleted while sockets still watched them. */
-  const gone = new Set<string>();
-
-  /**
-   * Closes sockets of revoked keys, of ended dashboard tokens and of deleted projects (one lookup per key, per
-   * token and per project). A dashboard session is no API key: its sockets are checked by their token.
-   */
-  async function recheckAll() {
-    const states = [...sockets].map((ws) => ws.getUserData());
-    const keyIds = new Set(states.filter((state) => !state.sessionToken).map((state) => state.keyId));
-    const tokens = new Set(states.map((state) => state.sessionToken).filter((token) => token !== undefined));
-    const projectIds = new Set(states.map((state) => state.projectId));
-    for (const keyId of keyIds) {
-      const key = await deps.keys.get(keyId);
-      if (!key || key.revoked_at)
-        closeWhere((state) => state.keyId === keyId && !state.sessionToken, 'keyRevoked');
-    }
-    for (const token of deps.sessionTokens ? tokens : []) {
-      if (!(await deps.sessionTokens!.authenticateToken(token))) {
-        closeWhere((state) => state.sessionToken === token, 'sessionEnded');
-      }
-    }
-    // A deletion announces itself (`project.deleted`, then the close); the recheck only catches an announcement
-    // that never came. The document goes before its event is published, so a project seen gone is closed at
-    // the next recheck that still finds it gone: its sockets get the event first whenever it does come.
-    const goneBefore = new Set(gone);
-    gone.clear();
-    for (const projectId of projectIds) {
-      if (await deps.projects.get(projectId)) continue;
-      if (goneBefore.has(projectId)) closeWhere((state) => state.projectId === projectId, 'projectDeleted');
-      else gone.add(projectId);
-    }
-  }
+  const recheckAll = createSocketRecheck({
+    keys: deps.keys,
+    ...(deps.sessionTokens ? { sessionTokens: deps.sessionTokens } : {}),
+    projects: deps.projects,
+    open: () => [...sockets].map((ws) => ws.getUserData()),
+    close: closeWhere,
+  });
 
   return {
     start() {
@@ -270,5 +207,52 @@ export function createEventSockets(deps: {
       await recheck?.stop();
       closeWhere(() => true, 'restart');
     },
+  };
+}
+
+/** The sockets' metrics: closes by reason, events handed over, sockets open. */
+function socketMetrics(metrics: MetricsRegistry, sockets: ReadonlySet<unknown>) {
+  const closed = metrics.counter({
+    name: 'mf_events_socket_closes_total',
+    help: 'Events sockets closed by the service, by reason',
+    labels: ['reason'],
+  });
+  const delivered = metrics.counter({
+    name: 'mf_events_delivered_total',
+    help: 'Project events handed to this node’s sockets (once per event, however many sockets)',
+    labels: [],
+  });
+  metrics.gauge({ name: 'mf_events_sockets', help: 'Open events sockets on this node', labels: [] }, () => [
+    [[], sockets.size],
+  ]);
+  return { closed, delivered };
+}
+
+/** Sends an event to the socket, unless it is closed or narrowed to another video. */
+function send(ws: ServerSocket<SocketState>, event: ProjectEvent) {
+  const state = ws.getUserData();
+  if (!state.open) return;
+  if (state.videoId !== null && event.video_id !== null && event.video_id !== state.videoId) return;
+  ws.send(JSON.stringify(event));
+}
+
+/** Subscribes a socket that has caught up to its topics: the project's, or its video's and project-wide ones. */
+function subscribe(ws: ServerSocket<SocketState>) {
+  const { projectId, videoId } = ws.getUserData();
+  if (videoId === null) return void ws.subscribe(projectTopic(projectId));
+  ws.subscribe(videoTopic(projectId, videoId));
+  ws.subscribe(videoTopic(projectId, null));
+}
+
+/** The `sync.reset` message: the socket re-reads the state and goes on from `headSeq`. */
+function syncReset(state: SocketState, reason: string, headSeq: number, clock: Clock): ProjectEvent {
+  return {
+    type: 'sync.reset',
+    seq: headSeq,
+    ts: new Date(clock.now()).toISOString(),
+    project_id: state.projectId,
+    video_id: null,
+    turn_id: null,
+    data: { reason, head_seq: headSeq },
   };
 }

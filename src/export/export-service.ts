@@ -17,26 +17,52 @@ import {
   type EventBus,
   type MediaStore,
 } from '../platform/index.ts';
+import type { ExportedVideo } from '../editor/index.ts';
 import { exportError, exportErrorCode } from './export-errors.ts';
 import type {
   ExportChildren,
   ExportPool,
-  ExportSource,
   ExportWorkspace,
   ExportWorkspaces,
   FilterSupport,
-  RunResult,
 } from '../../workers/index.ts';
 import { exportPlan, type ExportPlanResult } from './export-plan.ts';
 import type { ExportQueue } from './export-queue.ts';
+import { storedExport, type ExportedFrom } from './export-cache.ts';
+import { startStaging, type Staging } from './export-staging.ts';
+import { createExportRenderer, runFailure, timeoutMessage, type ExportRenderer } from './export-render.ts';
+import { progressAnnouncer, type ProgressAnnouncer } from './export-progress.ts';
 
-// The export call (docs/editor.md, Export): the timeline of one video, resolved against its staged and probed
-// sources, rendered by the pool, stored, and added to the library as an asset — announced through the
-// project's actor as `export.*` events. Synchronous for the caller, but a caller that goes away does not stop
-// it: the result still becomes an asset and `export.completed` tells the project's sockets. Deleting the
+// The export call (docs/editor.md, Export): the timeline of one video, resolved against its staged
+// and probed sources, rendered by the pool, stored, and added to the library as an asset — announced through
+// the project's actor as `export.*` events. Synchronous for the caller, but a caller that goes away does not
+// stop it: the result still becomes an asset and `export.completed` tells the project's sockets. Deleting the
 // project does stop it, on whichever node it runs (docs/editor.md, "Time, concurrency and going away"): the
 // export listens for `project.deleted` on the event bus while it lives, and a periodic check of its project
 // catches a deletion whose event it missed.
+
+/** The export of one node: exports run here, with their limits and the checks of their projects. */
+export interface ExportService {
+  /**
+   * Exports `video` of `project` (already loaded and owned: 404s are the route's). Order of answers: 400
+   * `no_video_clips`, 429 `rate_limited`, then the stored result of an unchanged timeline, else a new export.
+   */
+  export(
+    userId: string,
+    project: ProjectRecord,
+    video: VideoRecord,
+    body: ExportRequest,
+  ): Promise<ExportedVideo>;
+  /** Forgets the rate windows of users who went quiet (run periodically). */
+  sweepLimits(): void;
+  /**
+   * Stops the exports whose project no longer exists (run periodically): the check behind the
+   * `project.deleted` event, for a deletion whose event this node missed.
+   */
+  checkProjects(): Promise<void>;
+  /** Waits for running exports up to `graceMs`, then stops the rest (they answer `export_failed`). */
+  drain(graceMs: number): Promise<void>;
+}
 
 export interface ExportServiceDeps {
   commands: ProjectCommands;
@@ -79,306 +105,40 @@ interface ExportJob {
   gone: AbortSignal;
 }
 
-/** The 200 body (docs/editor.md, Routes). */
-export interface ExportResponse {
-  asset_id: string;
-  video_url: string;
-  duration_sec: number;
-  video_clip_count: number;
-  audio_overlay_count: number;
-}
-
 const OUTPUT_FPS = 30;
-/** Sources copied and probed at once. */
-const STAGING_CONCURRENCY = 3;
-/** `export.progress` at most this often, and only for this much more done: each is one write of the project. */
-const PROGRESS_EVERY_MS = 1000;
-const PROGRESS_STEP = 0.02;
 
-/** What an export asset's metadata records: where it came from and what the answer said. */
-interface ExportedFrom {
-  video_id: string;
-  revision: number;
-  fit: 'fit' | 'fill';
-}
-
-const isExportOf = (asset: AssetRecord, wanted: ExportedFrom): boolean => {
-  const from = asset.metadata.exported_from as Partial<ExportedFrom> | undefined;
-  return (
-    asset.source === 'export' &&
-    from?.video_id === wanted.video_id &&
-    from.revision === wanted.revision &&
-    from.fit === wanted.fit
-  );
-};
-
-export function createExportService(deps: ExportServiceDeps) {
-  const { commands, logger } = deps;
+/**
+ * The export service: the checks and rate limit of a call, the cache of unchanged timelines (export-cache.ts),
+ * and the exports running on this node, each run by `exportOnce` until done, failed, deleted or drained.
+ */
+export function createExportService(deps: ExportServiceDeps): ExportService {
   const limiter = new RollingWindowLimiter(deps.ratePerMinute, deps.clock.now);
   const running = new Set<Promise<unknown>>();
   const stopping = new AbortController();
+  const render = createExportRenderer({ ...deps, stopping: stopping.signal });
   /** Each export in flight on this node: its project, and how it is told that the project is gone. */
   const inFlight = new Map<string, { projectId: string; gone: AbortController }>();
 
-  /** A stored export of exactly this timeline, if there is one whose file is still there. */
-  async function stored(library: AssetRecord[], wanted: ExportedFrom): Promise<ExportResponse | undefined> {
-    for (const asset of [...library].reverse()) {
-      if (!isExportOf(asset, wanted) || !(await deps.store.stat(asset.media_id))) continue;
-      const { metadata } = asset;
-      return {
-        asset_id: asset.id,
-        video_url: deps.mediaUrl(asset.media_id),
-        duration_sec: Number(metadata.duration_sec),
-        video_clip_count: Number(metadata.video_clip_count),
-        audio_overlay_count: Number(metadata.audio_overlay_count),
-      };
-    }
-    return undefined;
-  }
-
-  /** Stages every source the video's clips use; clips whose asset is gone are left out by the plan. */
-  async function stageSources(
-    workspace: ExportWorkspace,
-    project: ProjectRecord,
-    video: VideoRecord,
-    library: AssetRecord[],
-  ): Promise<Map<string, ExportSource>> {
-    const assets = new Map(library.map((asset) => [asset.id, asset]));
-    const assetIds = [
-      ...new Set(project.clips.filter((clip) => clip.video_id === video.id).map((c) => c.asset_id)),
-    ];
-    const sources = new Map<string, ExportSource>();
-    // A few at a time: each is a copy and an ffprobe, mostly waiting, and a timeline holds a few dozen at most.
-    const queue = [...assetIds];
-    const stageNext = async (): Promise<void> => {
-      for (let assetId = queue.shift(); assetId !== undefined; assetId = queue.shift()) {
-        const asset = assets.get(assetId);
-        if (!asset) continue;
-        sources.set(assetId, await workspace.stage(asset.media_id));
-      }
-    };
-    await Promise.all(Array.from({ length: STAGING_CONCURRENCY }, stageNext));
-    return sources;
-  }
-
-  /**
-   * Waits for the user's turn at a worker, then renders the plan, all within the deadline; answers how ffmpeg
-   * ended, and whether it had started. `gone` (the project was deleted) stops either step at once.
-   */
-  async function render(
-    userId: string,
-    planned: ExportPlanResult,
-    deadline: number,
-    gone: AbortSignal,
-    onProgress: (fraction: number) => void,
-  ): Promise<{ result: RunResult; encoding: boolean; late: boolean }> {
-    const remaining = deadline - deps.clock.now();
-    if (remaining <= 0) return { result: timedOut, encoding: false, late: true };
-    const abort = new AbortController();
-    // Queue wait counts against the deadline too, so the time-out is ours, not only the worker's.
-    // Whether it struck is remembered, not read back from the clock: a timer may fire a millisecond
-    // before the wall clock reaches the deadline.
-    let late = false;
-    const timer = setTimeout(() => {
-      late = true;
-      abort.abort();
-    }, remaining);
-    const onStop = () => abort.abort();
-    stopping.signal.addEventListener('abort', onStop);
-    gone.addEventListener('abort', onStop);
-    if (gone.aborted) abort.abort();
-    let encoding = false;
-    let release: (() => void) | undefined;
-    try {
-      try {
-        release = await deps.queue.acquire(userId, abort.signal);
-      } catch {
-        // Stopped while waiting for a worker: the caller tells why from `late` and its own signals.
-        return { result: stoppedWaiting, encoding, late };
-      }
-      const result = await deps.pool.run(planned.plan, {
-        timeoutMs: Math.max(1, deadline - deps.clock.now()),
-        signal: abort.signal,
-        onProgress,
-        onPid: (pid, alive) => {
-          if (alive) {
-            encoding = true;
-            deps.children.started(pid);
-          } else deps.children.ended(pid);
-        },
-      });
-      return { result, encoding, late };
-    } finally {
-      release?.();
-      clearTimeout(timer);
-      stopping.signal.removeEventListener('abort', onStop);
-      gone.removeEventListener('abort', onStop);
-    }
-  }
-
-  /** The export's error for an ffmpeg run that did not succeed. */
-  function runFailure(result: Exclude<RunResult, { ok: true }>, encoding: boolean, late: boolean) {
-    if (result.reason === 'timeout' || (result.reason === 'aborted' && late)) {
-      return encoding
-        ? exportError('ffmpeg_timeout', timeoutMessage('while encoding'), result)
-        : exportError('export_timeout', timeoutMessage('before encoding started'), result);
-    }
-    if (result.reason === 'exit') {
-      return exportError('ffmpeg_failed', 'The export could not be encoded from these sources', result);
-    }
-    return exportError('export_failed', 'The export could not be completed', result);
-  }
-
   /** Runs one export while listening for its project's deletion (which stops it with a 404). */
-  async function run(
-    userId: string,
-    project: ProjectRecord,
-    video: VideoRecord,
-    fit: 'fit' | 'fill',
-    deadline: number,
-    library: AssetRecord[],
-  ): Promise<ExportResponse> {
+  async function run(job: Omit<ExportJob, 'exportId' | 'gone'>): Promise<ExportedVideo> {
     const exportId = newId('ex', 16);
     const gone = new AbortController();
     // Subscribed before `export.started` is announced: a deletion before that makes the announcement itself
     // answer 404, and one after it is heard here.
-    const unsubscribe = deps.events.subscribe(`project.${project.id}`, (event) => {
+    const unsubscribe = deps.events.subscribe(`project.${job.project.id}`, (event) => {
       if (isDeletion(event)) gone.abort();
     });
-    inFlight.set(exportId, { projectId: project.id, gone });
+    inFlight.set(exportId, { projectId: job.project.id, gone });
     try {
-      return await exportOnce({
-        exportId,
-        userId,
-        project,
-        video,
-        fit,
-        deadline,
-        library,
-        gone: gone.signal,
-      });
+      return await exportOnce(deps, render, { ...job, exportId, gone: gone.signal });
     } finally {
       unsubscribe();
       inFlight.delete(exportId);
     }
   }
 
-  async function exportOnce(job: ExportJob): Promise<ExportResponse> {
-    const { exportId, userId, project, video, fit, deadline, library, gone } = job;
-    const log = logger.child({ export_id: exportId, project_id: project.id, video_id: video.id });
-    const announce = (type: 'export.started' | 'export.progress' | 'export.failed', data: object) =>
-      commands.export_event(project.id, {
-        op_id: `${exportId}:${type}:${newId('op', 8)}`,
-        video_id: video.id,
-        event: type,
-        data: { export_id: exportId, ...data },
-      });
-    await announce('export.started', {});
-    const progress = progressAnnouncer((fraction) => announce('export.progress', { fraction }), deps.clock);
-    let workspace: ExportWorkspace | undefined;
-    let mediaId: string | undefined;
-    let staging: Promise<unknown> | undefined;
-    let stagingSettled = true;
-    try {
-      workspace = await deps.workspaces.open(exportId);
-      const staged = stageSources(workspace, project, video, library);
-      staging = staged;
-      stagingSettled = false;
-      void staged.then(
-        () => (stagingSettled = true),
-        () => (stagingSettled = true),
-      );
-      const sources = await beforeDeadline(staged, deadline, deps.clock, gone);
-      const { width, height } = deps.outputSize(video.aspect_ratio);
-      const planned = exportPlan({
-        project,
-        videoId: video.id,
-        sources,
-        output: { width, height, fps: OUTPUT_FPS, fit, path: workspace.outputPath },
-        filters: deps.filters(),
-      });
-      if ('error' in planned || planned.videoClipCount === 0) {
-        throw exportError('no_video_clips', 'No clip of the video track can be shown');
-      }
-      const { result, encoding, late } = await render(userId, planned, deadline, gone, progress.report);
-      if (!result.ok) {
-        if (gone.aborted && !late) throw projectGone();
-        if (result.reason === 'exit') log.error({ ffmpeg: result }, 'export ffmpeg failed');
-        throw runFailure(result, encoding, late);
-      }
-      const output = await workspace.probeOutput();
-      const durationSec = output.durationSec ?? 0;
-      mediaId = newMediaId('mp4');
-      await workspace.storeOutput(mediaId);
-      await progress.settled();
-      const exportedFrom: ExportedFrom = { video_id: video.id, revision: project.revision, fit };
-      const { asset } = await commands.export_completed(project.id, {
-        op_id: `${exportId}:completed`,
-        video_id: video.id,
-        export_id: exportId,
-        duration_sec: durationSec,
-        asset: {
-          id: newId('va', 16),
-          user_id: userId,
-          media_id: mediaId,
-          metadata: {
-            name: `${video.name} (export)`,
-            duration_sec: durationSec,
-            width,
-            height,
-            exported_from: exportedFrom,
-            video_clip_count: planned.videoClipCount,
-            audio_overlay_count: planned.audioOverlayCount,
-          },
-        },
-      });
-      log.info({ duration_sec: durationSec, asset_id: asset.id }, 'export completed');
-      return {
-        asset_id: asset.id,
-        video_url: asset.url,
-        duration_sec: durationSec,
-        video_clip_count: planned.videoClipCount,
-        audio_overlay_count: planned.audioOverlayCount,
-      };
-    } catch (error) {
-      const failure = asExportError(error);
-      if (failure.status >= 500) log.error({ err: error }, 'export failed');
-      // A stored output that never became an asset is no one's: remove it.
-      if (mediaId) await deps.store.delete(mediaId).catch(() => undefined);
-      await progress.settled();
-      if (failure.status === 404) {
-        // The project is gone, and its events with it: there is no one to tell.
-        log.info('export stopped: the project was deleted');
-        throw failure;
-      }
-      await announce('export.failed', { error: exportErrorCode(failure) ?? failure.message }).catch(
-        (announceError: unknown) => log.warn({ err: announceError }, 'export.failed not announced'),
-      );
-      throw failure;
-    } finally {
-      if (workspace) {
-        const folder = workspace;
-        const remove = () =>
-          folder.remove().catch((error: unknown) => log.warn({ err: error }, 'export folder kept'));
-        // A staging cut short by the deadline still writes into the folder: the folder goes once the staging
-        // has settled (removed now, its last copy would land in it and keep it), without holding the answer.
-        if (stagingSettled) await remove();
-        else void staging!.then(remove, remove);
-      }
-    }
-  }
-
   return {
-    /**
-     * Exports `video` of `project` (already loaded and owned: 404s are the route's). Order of answers: 400
-     * `no_video_clips`, 429 `rate_limited`, then the stored result of an unchanged timeline, else a new export.
-     */
-    async export(
-      userId: string,
-      project: ProjectRecord,
-      video: VideoRecord,
-      body: ExportRequest,
-    ): Promise<ExportResponse> {
+    async export(userId, project, video, body) {
       if (!project.clips.some((clip) => clip.video_id === video.id && clip.track === 'video')) {
         throw exportError('no_video_clips', 'The video has no clip on its video track');
       }
@@ -395,22 +155,21 @@ export function createExportService(deps: ExportServiceDeps) {
       const fit = body.fit ?? 'fit';
       // The project's library, read once: the stored exports and the sources' files.
       const library = await deps.assets.listByProject(project.id);
-      const cached = await stored(library, { video_id: video.id, revision: project.revision, fit });
+      const cached = await storedExport(
+        library,
+        { video_id: video.id, revision: project.revision, fit },
+        deps,
+      );
       if (cached) return cached;
-      const work = run(userId, project, video, fit, started + deps.timeoutMs, library);
+      const work = run({ userId, project, video, fit, deadline: started + deps.timeoutMs, library });
       running.add(work);
       void work.catch(() => undefined).finally(() => running.delete(work));
       return work;
     },
 
-    /** Forgets the rate windows of users who went quiet (run periodically). */
     sweepLimits: () => limiter.sweep(),
 
-    /**
-     * Stops the exports whose project no longer exists (run periodically): the check behind the
-     * `project.deleted` event, for a deletion whose event this node missed.
-     */
-    async checkProjects(): Promise<void> {
+    async checkProjects() {
       const projectIds = new Set([...inFlight.values()].map((entry) => entry.projectId));
       for (const projectId of projectIds) {
         if (await deps.projectExists(projectId)) continue;
@@ -418,8 +177,7 @@ export function createExportService(deps: ExportServiceDeps) {
       }
     },
 
-    /** Waits for running exports up to `graceMs`, then stops the rest (they answer `export_failed`). */
-    async drain(graceMs: number): Promise<void> {
+    async drain(graceMs) {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
         Promise.allSettled([...running]),
@@ -432,13 +190,153 @@ export function createExportService(deps: ExportServiceDeps) {
   };
 }
 
-export type ExportService = ReturnType<typeof createExportService>;
+type Announced = 'export.started' | 'export.progress' | 'export.failed';
 
-const timedOut: RunResult = { ok: false, reason: 'timeout', code: null, signal: null, stderrTail: '' };
-const stoppedWaiting: RunResult = { ok: false, reason: 'aborted', code: null, signal: null, stderrTail: '' };
+/** Stages, plans, renders, stores and records one export; a failure is announced as `export.failed`. */
+async function exportOnce(
+  deps: ExportServiceDeps,
+  render: ExportRenderer,
+  job: ExportJob,
+): Promise<ExportedVideo> {
+  const { exportId, userId, project, video, fit, deadline, gone } = job;
+  const log = deps.logger.child({ export_id: exportId, project_id: project.id, video_id: video.id });
+  const announce = (type: Announced, data: object) =>
+    deps.commands.export_event(project.id, {
+      op_id: `${exportId}:${type}:${newId('op', 8)}`,
+      video_id: video.id,
+      event: type,
+      data: { export_id: exportId, ...data },
+    });
+  await announce('export.started', {});
+  const progress = progressAnnouncer((fraction) => announce('export.progress', { fraction }), deps.clock);
+  let workspace: ExportWorkspace | undefined;
+  let staging: Staging | undefined;
+  let mediaId: string | undefined;
+  try {
+    workspace = await deps.workspaces.open(exportId);
+    staging = startStaging(workspace, project, video, job.library);
+    const sources = await beforeDeadline(staging.sources, deadline, deps.clock, gone);
+    const size = deps.outputSize(video.aspect_ratio);
+    const planned = exportPlan({
+      project,
+      videoId: video.id,
+      sources,
+      output: { ...size, fps: OUTPUT_FPS, fit, path: workspace.outputPath },
+      filters: deps.filters(),
+    });
+    if ('error' in planned || planned.videoClipCount === 0) {
+      throw exportError('no_video_clips', 'No clip of the video track can be shown');
+    }
+    const { result, encoding, late } = await render(userId, planned, deadline, gone, progress.report);
+    if (!result.ok) {
+      if (gone.aborted && !late) throw projectGone();
+      if (result.reason === 'exit') log.error({ ffmpeg: result }, 'export ffmpeg failed');
+      throw runFailure(result, encoding, late);
+    }
+    const output = await workspace.probeOutput();
+    const durationSec = output.durationSec ?? 0;
+    mediaId = newMediaId('mp4');
+    await workspace.storeOutput(mediaId);
+    await progress.settled();
+    const recorded = await recordExport(deps.commands, job, { mediaId, durationSec, size, planned });
+    log.info({ duration_sec: durationSec, asset_id: recorded.asset_id }, 'export completed');
+    return recorded;
+  } catch (error) {
+    throw await exportFailed(error, { store: deps.store, log, mediaId, progress, announce });
+  } finally {
+    if (workspace) await removeWhenStaged(workspace, staging, log);
+  }
+}
 
-const timeoutMessage = (when: string) =>
-  `The export ran out of time ${when}; split the video into shorter ones or try again later`;
+/** Adds the stored output to the project's library (`export.completed`), and answers it. */
+async function recordExport(
+  commands: ProjectCommands,
+  job: ExportJob,
+  output: {
+    mediaId: string;
+    durationSec: number;
+    size: { width: number; height: number };
+    planned: ExportPlanResult;
+  },
+): Promise<ExportedVideo> {
+  const { exportId, project, video, fit } = job;
+  const { durationSec, planned } = output;
+  const exportedFrom: ExportedFrom = { video_id: video.id, revision: project.revision, fit };
+  const { asset } = await commands.export_completed(project.id, {
+    op_id: `${exportId}:completed`,
+    video_id: video.id,
+    export_id: exportId,
+    duration_sec: durationSec,
+    asset: {
+      id: newId('va', 16),
+      user_id: job.userId,
+      media_id: output.mediaId,
+      metadata: {
+        name: `${video.name} (export)`,
+        duration_sec: durationSec,
+        width: output.size.width,
+        height: output.size.height,
+        exported_from: exportedFrom,
+        video_clip_count: planned.videoClipCount,
+        audio_overlay_count: planned.audioOverlayCount,
+      },
+    },
+  });
+  return {
+    asset_id: asset.id,
+    video_url: asset.url,
+    duration_sec: durationSec,
+    video_clip_count: planned.videoClipCount,
+    audio_overlay_count: planned.audioOverlayCount,
+  };
+}
+
+/**
+ * A failed export's answer, once it is cleaned up after: a stored output that never became an asset removed,
+ * and `export.failed` announced after the last progress (except for a deleted project: no one is left to tell).
+ */
+async function exportFailed(
+  error: unknown,
+  context: {
+    store: MediaStore;
+    log: Logger;
+    mediaId: string | undefined;
+    progress: ProgressAnnouncer;
+    announce(type: Announced, data: object): Promise<unknown>;
+  },
+): Promise<AppError> {
+  const { log } = context;
+  const failure = asExportError(error);
+  if (failure.status >= 500) log.error({ err: error }, 'export failed');
+  // A stored output that never became an asset is no one's: remove it.
+  if (context.mediaId) await context.store.delete(context.mediaId).catch(() => undefined);
+  await context.progress.settled();
+  if (failure.status === 404) {
+    // The project is gone, and its events with it: there is no one to tell.
+    log.info('export stopped: the project was deleted');
+    return failure;
+  }
+  await context
+    .announce('export.failed', { error: exportErrorCode(failure) ?? failure.message })
+    .catch((announceError: unknown) => log.warn({ err: announceError }, 'export.failed not announced'));
+  return failure;
+}
+
+/**
+ * Removes the export's work folder once its staging has settled (removed now, a staging cut short by the
+ * deadline would land its last copy in it and keep it), without holding the answer.
+ */
+function removeWhenStaged(
+  workspace: ExportWorkspace,
+  staging: Staging | undefined,
+  log: Logger,
+): Promise<void> {
+  const remove = () =>
+    workspace.remove().catch((error: unknown) => log.warn({ err: error }, 'export folder kept'));
+  if (!staging || staging.settled) return remove();
+  void staging.sources.then(remove, remove);
+  return Promise.resolve();
+}
 
 /** Every failure as one of the export's answers: its own codes, a 404 as it is, anything else export_failed. */
 function asExportError(error: unknown): AppError {
@@ -483,30 +381,4 @@ async function beforeDeadline<T>(
     // A late stage still settles; its rejection must not go unhandled.
     work.catch(() => undefined);
   }
-}
-
-/**
- * Announces progress at most every PROGRESS_EVERY_MS and PROGRESS_STEP, one announcement in flight at a time
- * (a slow actor skips fractions rather than queueing them); `settled` waits for the last one, so
- * `export.completed` and `export.failed` always come after every `export.progress`.
- */
-function progressAnnouncer(send: (fraction: number) => Promise<unknown>, clock: Clock) {
-  let last = 0;
-  let lastAt = 0;
-  let inFlight: Promise<unknown> = Promise.resolve();
-  let busy = false;
-  return {
-    report(fraction: number) {
-      const now = clock.now();
-      if (busy || fraction - last < PROGRESS_STEP || now - lastAt < PROGRESS_EVERY_MS || fraction >= 1)
-        return;
-      last = fraction;
-      lastAt = now;
-      busy = true;
-      inFlight = send(Math.round(fraction * 1000) / 1000)
-        .catch(() => undefined)
-        .finally(() => (busy = false));
-    },
-    settled: () => inFlight,
-  };
 }

@@ -76,61 +76,13 @@ export function createExportPool(options: ExportPoolOptions): ExportPool {
   const active = new Set<ActiveRun>();
   let closed = false;
 
-  const sigkill = (pid: number) => {
-    try {
-      process.kill(pid, 'SIGKILL');
-      logger.warn({ pid }, 'export ffmpeg killed by pid');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') logger.error({ err: error, pid }, 'kill failed');
-    }
-  };
-
   async function run(plan: ExportPlan, runOptions: ExportRunOptions): Promise<RunResult> {
     if (closed) throw new Error('export pool closed');
-    const { timeoutMs, signal, onProgress, onPid } = runOptions;
+    const { timeoutMs, signal } = runOptions;
     const { port1, port2 } = new MessageChannel();
-    let pid: number | undefined;
     let graceTimer: NodeJS.Timeout | undefined;
-
-    const notifyPid = (value: number, alive: boolean) => {
-      try {
-        onPid?.(value, alive);
-      } catch (error) {
-        logger.error({ err: error, pid: value }, 'export onPid failed');
-      }
-    };
-    const childGone = () => {
-      if (pid === undefined) return;
-      const gone = pid;
-      pid = undefined;
-      notifyPid(gone, false);
-    };
-    const handle = (message: unknown) => {
-      if (!isWorkerMessage(message)) return;
-      if (message.type === 'pid') {
-        pid = message.pid;
-        notifyPid(message.pid, true);
-      } else if (message.type === 'exit') {
-        if (pid === message.pid) childGone();
-      } else if (message.type === 'progress') {
-        try {
-          onProgress?.(message.fraction);
-        } catch (error) {
-          logger.error({ err: error }, 'export onProgress failed');
-        }
-      }
-    };
-    /** Messages the task posted before its result arrived (two channels: the result may overtake them). */
-    const drain = (port: MessagePort) => {
-      for (let next = receiveMessageOnPort(port); next; next = receiveMessageOnPort(port))
-        handle(next.message);
-    };
-    port1.on('message', handle);
-
-    const killChild = () => {
-      if (pid === undefined) return;
-      sigkill(pid);
-    };
+    const channel = taskChannel(port1, runOptions, logger);
+    const { killChild } = channel;
     let abortRequested = false;
     const entry: ActiveRun = {
       abort(immediately) {
@@ -154,15 +106,15 @@ export function createExportPool(options: ExportPoolOptions): ExportPool {
     active.add(entry);
     try {
       const result = await running;
-      drain(port1);
+      channel.drain();
       // The task returns only once its child has exited (runner.ts), so whatever pid it reported is gone.
-      childGone();
+      channel.childGone();
       return result;
     } catch (error) {
-      drain(port1);
+      channel.drain();
       // The thread died (or the pool was destroyed) with its child possibly still running: kill it by pid.
       killChild();
-      childGone();
+      channel.childGone();
       if (closed) return closedResult;
       logger.error({ err: error }, 'export worker task failed');
       throw error;
@@ -191,4 +143,65 @@ export function createExportPool(options: ExportPoolOptions): ExportPool {
   }
 
   return { run, close };
+}
+
+/** SIGKILLs an export's ffmpeg by pid (one already gone is no error). */
+function sigkill(pid: number, logger: Logger): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+    logger.warn({ pid }, 'export ffmpeg killed by pid');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') logger.error({ err: error, pid }, 'kill failed');
+  }
+}
+
+/**
+ * The pool's end of one task's port: the pid of the task's child as the task reports it (passed on through
+ * `onPid`), its progress (`onProgress`), and the child's end.
+ */
+function taskChannel(port: MessagePort, runOptions: ExportRunOptions, logger: Logger) {
+  const { onProgress, onPid } = runOptions;
+  let pid: number | undefined;
+  const notifyPid = (value: number, alive: boolean) => {
+    try {
+      onPid?.(value, alive);
+    } catch (error) {
+      logger.error({ err: error, pid: value }, 'export onPid failed');
+    }
+  };
+  const childGone = () => {
+    if (pid === undefined) return;
+    const gone = pid;
+    pid = undefined;
+    notifyPid(gone, false);
+  };
+  const handle = (message: unknown) => {
+    if (!isWorkerMessage(message)) return;
+    if (message.type === 'pid') {
+      pid = message.pid;
+      notifyPid(message.pid, true);
+    } else if (message.type === 'exit') {
+      if (pid === message.pid) childGone();
+    } else if (message.type === 'progress') {
+      try {
+        onProgress?.(message.fraction);
+      } catch (error) {
+        logger.error({ err: error }, 'export onProgress failed');
+      }
+    }
+  };
+  port.on('message', handle);
+  return {
+    /** Handles the messages the task posted before its result arrived (two channels: the result may overtake them). */
+    drain() {
+      for (let next = receiveMessageOnPort(port); next; next = receiveMessageOnPort(port))
+        handle(next.message);
+    },
+    /** The child has exited: `onPid(pid, false)`, once. */
+    childGone,
+    /** SIGKILLs the child if it is still known alive. */
+    killChild() {
+      if (pid !== undefined) sigkill(pid, logger);
+    },
+  };
 }

@@ -1,5 +1,5 @@
 export { createAuditLog, type AuditLog } from './audit/audit-log.ts';
-export type { AuditQuery, AuditSink } from './audit/audit-sink.ts';
+export type { AuditEntry, AuditQuery, AuditSink } from './audit/audit-sink.ts';
 export { createFileAuditSink } from './audit/file-sink.ts';
 export { createMongoAuditSink } from './audit/mongo-sink.ts';
 export { ConfigError, loadCliSettings, loadConfig, type Config } from './config.ts';

@@ -19,7 +19,7 @@ import type { AgentModel } from '../../src/editor/agents/agent-model.ts';
 import type { EventBus } from '../../src/platform/core/event-bus.ts';
 import type { MediaIntake } from '../../src/platform/media/media-intake-port.ts';
 import type { MediaStore } from '../../src/platform/storage/media-store.ts';
-import { createEditorService } from '../../src/editor/editor-service.ts';
+import { createEditorService, type EditorService } from '../../src/editor/editor-service.ts';
 import { createEditorTurns } from '../../src/editor/turns/editor-turns.ts';
 import { createGeneratedAssets } from '../../src/editor/generated-assets.ts';
 import { createTurnMedia } from '../../src/editor/turns/turn-media.ts';
@@ -44,7 +44,7 @@ export interface EditorStack {
   actors: ActorSystem;
   events: EventBus;
   repositories: Awaited<ReturnType<typeof repositoriesOn>>;
-  editor: ReturnType<typeof createEditorService>;
+  editor: EditorService;
   turns: ReturnType<typeof createEditorTurns>;
   commands: ReturnType<typeof projectCommands>;
   close(): Promise<void>;

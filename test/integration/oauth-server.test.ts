@@ -7,12 +7,9 @@ import { createHash } from 'node:crypto';
 import { MongoClient } from 'mongodb';
 import { startMongo, type TestMongo } from '../helpers/mongo.ts';
 import { createMongoOAuthStore } from '../../src/accounts/mongo/oauth-store.ts';
-import {
-  OAuthError,
-  createOAuthServer,
-  type AuthorizationRequest,
-  type OAuthServer,
-} from '../../src/accounts/oauth/oauth-server.ts';
+import { OAuthError } from '../../src/accounts/oauth/oauth-error.ts';
+import type { AuthorizationRequest } from '../../src/accounts/oauth/authorization-codes.ts';
+import { createOAuthServer, type OAuthServer } from '../../src/accounts/oauth/oauth-server.ts';
 
 const ISSUER = 'https://media.example.com';
 const RESOURCE = `${ISSUER}/api/mcp`;

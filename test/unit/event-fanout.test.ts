@@ -4,12 +4,9 @@ import { pino } from 'pino';
 import { createInProcessEventBus } from '../../actors/runtime/event-bus.ts';
 import type { EventBus } from '../../src/platform/core/event-bus.ts';
 import type { EventHistory, EventsSince, ProjectEvent } from '../../actors/ports/event-history.ts';
-import {
-  createEventFanout,
-  ProjectGoneError,
-  type FanoutSink,
-  type JoiningSocket,
-} from '../../src/events/event-fanout.ts';
+import { createEventFanout } from '../../src/events/event-fanout.ts';
+import type { FanoutSink } from '../../src/events/event-feed.ts';
+import { ProjectGoneError, type JoiningSocket } from '../../src/events/event-replay.ts';
 import { seededRandom } from '../helpers/random.ts';
 
 const P = 'p1';

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Compile } from 'typebox/compile';
-import { ModelsResponseSchema, type Model } from '../../schemas/index.ts';
+import { ModelsResponseSchema, type Model } from '../../schemas/models.ts';
 import {
   DEFAULT_PROVIDER_ENDPOINTS,
   MODEL_NAMES,

@@ -2,7 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import Type from 'typebox';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { ErrorSchema, ModelsResponseSchema } from '../../schemas/index.ts';
+import { ErrorSchema } from '../../schemas/common.ts';
+import { ModelsResponseSchema } from '../../schemas/models.ts';
 import { buildOpenApiDocument, operationIdOf, toOpenApiPath } from '../../src/platform/http/openapi.ts';
 import { reply, type RouteDefinition } from '../../src/platform/http/route.ts';
 

@@ -8,13 +8,8 @@ import {
   createSignInThrottle,
   delayAfter,
 } from '../../src/accounts/sign-in-throttle.ts';
-import {
-  createWebSessions,
-  sessionPrincipal,
-  SESSION_TOKEN_TTL_MS,
-  SESSION_TTL_MS,
-  SIGN_IN_LINK_TTL_MS,
-} from '../../src/accounts/web-sessions.ts';
+import { createWebSessions, SESSION_TTL_MS, SIGN_IN_LINK_TTL_MS } from '../../src/accounts/web-sessions.ts';
+import { sessionPrincipal, SESSION_TOKEN_TTL_MS } from '../../src/accounts/session-tokens.ts';
 import { hashPassword } from '../../src/accounts/passwords.ts';
 import { hashSecret } from '../../src/accounts/api-key.ts';
 import type {

@@ -5,7 +5,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { isNonPublicHost } from '../../src/platform/net/address-policy.ts';
-import { assertWebhookUrl } from '../../src/accounts/admin-service.ts';
+import { assertWebhookUrl } from '../../src/accounts/admin-keys.ts';
 import { AppError } from '../../src/platform/core/errors.ts';
 
 const NOT_HTTPS = 'url must be a https URL';

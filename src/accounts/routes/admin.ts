@@ -34,8 +34,13 @@ const errors = {
   404: { description: 'Unknown user or key', schema: ErrorSchema },
 };
 
-/** The admin API (docs/operator.md, Admin API): for operators, with the admin token. */
+/** The admin API (docs/operator.md; operators, the admin token): users, then keys, then the audit log. */
 export function adminRoutes(service: AdminService): RouteDefinition[] {
+  return [...userRoutes(service), ...keyRoutes(service), auditRoute(service)];
+}
+
+/** Users: create, list and read them, grant credits, set a password, read the ledger. */
+function userRoutes(service: AdminService): RouteDefinition[] {
   return [
     defineRoute({
       method: 'POST',
@@ -107,6 +112,12 @@ export function adminRoutes(service: AdminService): RouteDefinition[] {
       responses: { 200: { description: 'Ledger entries', schema: LedgerResponse }, ...errors },
       handle: async (ctx) => reply(200, await service.ledger(ctx.params.user_id)),
     }),
+  ];
+}
+
+/** A user's API keys, and each key's revocation, webhook and deliveries. */
+function keyRoutes(service: AdminService): RouteDefinition[] {
+  return [
     defineRoute({
       method: 'POST',
       path: `${BASE}/users/:user_id/keys`,
@@ -180,15 +191,19 @@ export function adminRoutes(service: AdminService): RouteDefinition[] {
       responses: { 200: { description: 'Deliveries', schema: DeliveriesResponse }, ...errors },
       handle: async (ctx) => reply(200, await service.listDeliveries(ctx.params.key_id, ctx.query.limit)),
     }),
-    defineRoute({
-      method: 'GET',
-      path: `${BASE}/audit`,
-      auth: admin,
-      tags,
-      summary: 'Read the audit log, newest first',
-      query: AuditQueryParams,
-      responses: { 200: { description: 'Audit entries' }, ...errors },
-      handle: async (ctx) => reply(200, await service.readAudit(ctx.query)),
-    }),
   ];
+}
+
+/** The audit log. */
+function auditRoute(service: AdminService): RouteDefinition {
+  return defineRoute({
+    method: 'GET',
+    path: `${BASE}/audit`,
+    auth: admin,
+    tags,
+    summary: 'Read the audit log, newest first',
+    query: AuditQueryParams,
+    responses: { 200: { description: 'Audit entries' }, ...errors },
+    handle: async (ctx) => reply(200, await service.readAudit(ctx.query)),
+  });
 }

@@ -48,21 +48,13 @@ export interface DashboardRouteDeps {
   sessions: WebSessions;
 }
 
+/** The dashboard's session API: the session, the user's keys, the user's credits. */
 export function dashboardRoutes(deps: DashboardRouteDeps): RouteDefinition[] {
-  const { admin } = deps;
-  /** The session itself (for its CSRF token and expiry); the pipeline has checked it already. */
-  async function currentSession(ctx: RequestContext) {
-    const current = await deps.sessions.resolve(cookieOf(ctx, SESSION_COOKIE));
-    if (!current) throw new AppError('unauthorized', NOT_SIGNED_IN);
-    return current;
-  }
-  /** The key, when it is the signed-in user's: another user's key is as unknown as a missing one. */
-  async function ownKey(ctx: RequestContext<typeof session, { key_id: string }>): Promise<string> {
-    const key = await deps.keys.get(ctx.params.key_id);
-    if (!key || key.user_id !== ctx.principal.userId) throw new AppError('not_found', 'API key not found');
-    return key.id;
-  }
+  return [...sessionRoutes(deps), ...keyRoutes(deps), ...creditRoutes(deps.admin)];
+}
 
+/** The session itself and the bearer tokens it hands out. */
+function sessionRoutes(deps: DashboardRouteDeps): RouteDefinition[] {
   return [
     defineRoute({
       method: 'GET',
@@ -72,7 +64,7 @@ export function dashboardRoutes(deps: DashboardRouteDeps): RouteDefinition[] {
       summary: 'The signed-in user, and the CSRF token every change must carry',
       responses: { 200: { description: 'The session' }, ...errors },
       async handle(ctx) {
-        const { user, session: record } = await currentSession(ctx);
+        const { user, session: record } = await currentSession(deps.sessions, ctx);
         return reply(
           200,
           {
@@ -93,10 +85,18 @@ export function dashboardRoutes(deps: DashboardRouteDeps): RouteDefinition[] {
         'A bearer token for /api/v1 and the events socket: 15 minutes, every scope, ends with the session',
       responses: { 200: { description: '{ token, expires_at }' }, ...errors },
       async handle(ctx) {
-        const { session: record } = await currentSession(ctx);
+        const { session: record } = await currentSession(deps.sessions, ctx);
         return reply(200, await deps.sessions.issueToken(record), { 'cache-control': 'no-store' });
       },
     }),
+  ];
+}
+
+/** The user's own keys, each key's webhook and its deliveries (through the admin service). */
+function keyRoutes(deps: DashboardRouteDeps): RouteDefinition[] {
+  const { admin } = deps;
+  const owned = (ctx: RequestContext<typeof session, { key_id: string }>) => ownKey(deps.keys, ctx);
+  return [
     defineRoute({
       method: 'GET',
       path: `${BASE}/keys`,
@@ -128,7 +128,7 @@ export function dashboardRoutes(deps: DashboardRouteDeps): RouteDefinition[] {
       tags,
       summary: 'Revoke one of your API keys',
       responses: { 200: { description: 'Revoked', schema: RevokedKeyResponse }, ...errors },
-      handle: async (ctx) => reply(200, await admin.revokeKey(await ownKey(ctx))),
+      handle: async (ctx) => reply(200, await admin.revokeKey(await owned(ctx))),
     }),
     defineRoute({
       method: 'GET',
@@ -138,7 +138,7 @@ export function dashboardRoutes(deps: DashboardRouteDeps): RouteDefinition[] {
       tags,
       summary: "The key's webhook URL (never the secret)",
       responses: { 200: { description: 'Webhook', schema: WebhookResponse }, ...errors },
-      handle: async (ctx) => reply(200, await admin.getWebhook(await ownKey(ctx))),
+      handle: async (ctx) => reply(200, await admin.getWebhook(await owned(ctx))),
     }),
     defineRoute({
       method: 'PUT',
@@ -150,7 +150,7 @@ export function dashboardRoutes(deps: DashboardRouteDeps): RouteDefinition[] {
       body: WebhookBody,
       responses: { 200: { description: 'Saved', schema: WebhookSetResponse }, ...errors },
       handle: async (ctx) =>
-        reply(200, await admin.setWebhook(await ownKey(ctx), ctx.body.url), { 'cache-control': 'no-store' }),
+        reply(200, await admin.setWebhook(await owned(ctx), ctx.body.url), { 'cache-control': 'no-store' }),
     }),
     defineRoute({
       method: 'DELETE',
@@ -160,7 +160,7 @@ export function dashboardRoutes(deps: DashboardRouteDeps): RouteDefinition[] {
       tags,
       summary: 'Clear the webhook (the next PUT rotates the secret)',
       responses: { 200: { description: 'Cleared' }, ...errors },
-      handle: async (ctx) => reply(200, await admin.clearWebhook(await ownKey(ctx))),
+      handle: async (ctx) => reply(200, await admin.clearWebhook(await owned(ctx))),
     }),
     defineRoute({
       method: 'GET',
@@ -171,8 +171,14 @@ export function dashboardRoutes(deps: DashboardRouteDeps): RouteDefinition[] {
       summary: "The key's webhook deliveries with every attempt, newest first",
       query: DeliveriesQuery,
       responses: { 200: { description: 'Deliveries', schema: DeliveriesResponse }, ...errors },
-      handle: async (ctx) => reply(200, await admin.listDeliveries(await ownKey(ctx), ctx.query.limit)),
+      handle: async (ctx) => reply(200, await admin.listDeliveries(await owned(ctx), ctx.query.limit)),
     }),
+  ];
+}
+
+/** The user's balance and ledger. */
+function creditRoutes(admin: AdminService): RouteDefinition[] {
+  return [
     defineRoute({
       method: 'GET',
       path: `${BASE}/balance`,
@@ -195,4 +201,21 @@ export function dashboardRoutes(deps: DashboardRouteDeps): RouteDefinition[] {
       handle: async (ctx) => reply(200, await admin.ledger(ctx.principal.userId)),
     }),
   ];
+}
+
+/** The session itself (for its CSRF token and expiry); the pipeline has checked it already. */
+async function currentSession(sessions: WebSessions, ctx: RequestContext) {
+  const current = await sessions.resolve(cookieOf(ctx, SESSION_COOKIE));
+  if (!current) throw new AppError('unauthorized', NOT_SIGNED_IN);
+  return current;
+}
+
+/** The key, when it is the signed-in user's: another user's key is as unknown as a missing one. */
+async function ownKey(
+  keys: DashboardRouteDeps['keys'],
+  ctx: RequestContext<typeof session, { key_id: string }>,
+): Promise<string> {
+  const key = await keys.get(ctx.params.key_id);
+  if (!key || key.user_id !== ctx.principal.userId) throw new AppError('not_found', 'API key not found');
+  return key.id;
 }

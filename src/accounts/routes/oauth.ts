@@ -15,7 +15,9 @@ import {
   seeOther,
 } from '../../platform/index.ts';
 import { DEFAULT_SCOPE, SCOPES } from '../../../schemas/scopes.ts';
-import { OAuthError, type AuthorizationRequest, type OAuthServer } from '../oauth/oauth-server.ts';
+import { OAuthError } from '../oauth/oauth-error.ts';
+import type { AuthorizationRequest } from '../oauth/authorization-codes.ts';
+import type { OAuthServer } from '../oauth/oauth-server.ts';
 import type { SignedIn } from '../web-sessions.ts';
 import { SIGN_IN_PATH, forbiddenPage, ownOrigin, signedIn, type BrowserSessions } from './sign-in.ts';
 
@@ -125,49 +127,26 @@ function consentPage(request: AuthorizationRequest, params: URLSearchParams, cur
   );
 }
 
+const TAGS = ['oauth'];
+const FORM = { maxBytes: FORM_MAX_BYTES };
+
+/** The OAuth endpoints: discovery and registration, then authorization, then tokens. */
 export function oauthRoutes(options: OAuthRouteOptions): RouteDefinition[] {
+  return [...clientRoutes(options), ...authorizeRoutes(options), ...tokenRoutes(options.oauth)];
+}
+
+/** The server's metadata, and dynamic registration (rate-limited per client address: it is open to anyone). */
+function clientRoutes(options: OAuthRouteOptions): RouteDefinition[] {
   const { oauth } = options;
-  const origin = ownOrigin(options);
   const metadata = new JsonText(JSON.stringify(oauth.metadata()));
   const registrations = new RollingWindowLimiter(options.registrationsPerMinute, options.now);
-  const form = { maxBytes: FORM_MAX_BYTES };
-  const tags = ['oauth'];
-  const toSignIn = (params: URLSearchParams) =>
-    seeOther(`${SIGN_IN_PATH}?next=${encodeURIComponent(`${AUTHORIZE_PATH}?${params}`)}`);
-
-  /** A form-posting endpoint of OAuth clients: its JSON answer, or OAuth's error body. */
-  const formEndpoint = (
-    path: string,
-    summary: string,
-    responses: RouteDefinition['responses'],
-    answer: (fields: URLSearchParams) => Promise<unknown>,
-  ) =>
-    defineRoute({
-      method: 'POST',
-      path,
-      auth: { kind: 'none' },
-      summary,
-      tags,
-      form,
-      responses,
-      async handle(ctx) {
-        try {
-          const fields = ctx.form;
-          if (!fields) throw new OAuthError('invalid_request', `Send the request as ${FORM_TYPE}`);
-          return reply(200, await answer(fields), NO_STORE);
-        } catch (error) {
-          return oauthError(error);
-        }
-      },
-    });
-
   return [
     defineRoute({
       method: 'GET',
       path: '/.well-known/oauth-authorization-server',
       auth: { kind: 'none' },
       summary: 'OAuth authorization server metadata (RFC 8414)',
-      tags,
+      tags: TAGS,
       responses: { 200: { description: 'The metadata' } },
       handle: async () => reply(200, metadata, { 'cache-control': 'public, max-age=3600' }),
     }),
@@ -176,7 +155,7 @@ export function oauthRoutes(options: OAuthRouteOptions): RouteDefinition[] {
       path: '/oauth/register',
       auth: { kind: 'none' },
       summary: 'Dynamic client registration (RFC 7591); every client is public and uses PKCE',
-      tags,
+      tags: TAGS,
       body: Type.Object({}, { additionalProperties: true }),
       responses: { 201: { description: 'The registered client' }, 400: { description: 'Refused metadata' } },
       async handle(ctx) {
@@ -198,12 +177,22 @@ export function oauthRoutes(options: OAuthRouteOptions): RouteDefinition[] {
         }
       },
     }),
+  ];
+}
+
+/** The authorization endpoint: the signed-in user's consent page, and its answer. */
+function authorizeRoutes(options: OAuthRouteOptions): RouteDefinition[] {
+  const { oauth } = options;
+  const origin = ownOrigin(options);
+  const toSignIn = (params: URLSearchParams) =>
+    seeOther(`${SIGN_IN_PATH}?next=${encodeURIComponent(`${AUTHORIZE_PATH}?${params}`)}`);
+  return [
     defineRoute({
       method: 'GET',
       path: AUTHORIZE_PATH,
       auth: { kind: 'none' },
       summary: 'Authorization endpoint: sign-in, then the consent page',
-      tags,
+      tags: TAGS,
       query: AuthorizeQuery,
       responses: {
         200: { description: 'The consent page' },
@@ -227,8 +216,8 @@ export function oauthRoutes(options: OAuthRouteOptions): RouteDefinition[] {
       auth: { kind: 'none' },
       summary:
         "The consent page's answer: a code (allow) or access_denied, sent to the client's redirect URI",
-      tags,
-      form,
+      tags: TAGS,
+      form: FORM,
       responses: { 302: { description: 'Back to the client' }, 403: { description: 'Refused' } },
       async handle(ctx) {
         if (!fromOwnOrigin(ctx, origin)) return forbiddenPage();
@@ -252,6 +241,38 @@ export function oauthRoutes(options: OAuthRouteOptions): RouteDefinition[] {
         return found(location);
       },
     }),
+  ];
+}
+
+/** The token and revocation endpoints of OAuth clients (form posts, OAuth's error bodies). */
+function tokenRoutes(oauth: OAuthServer): RouteDefinition[] {
+  /** A form-posting endpoint of OAuth clients: its JSON answer, or OAuth's error body. */
+  const formEndpoint = (
+    path: string,
+    summary: string,
+    responses: RouteDefinition['responses'],
+    answer: (fields: URLSearchParams) => Promise<unknown>,
+  ) =>
+    defineRoute({
+      method: 'POST',
+      path,
+      auth: { kind: 'none' },
+      summary,
+      tags: TAGS,
+      form: FORM,
+      responses,
+      async handle(ctx) {
+        try {
+          const fields = ctx.form;
+          if (!fields) throw new OAuthError('invalid_request', `Send the request as ${FORM_TYPE}`);
+          return reply(200, await answer(fields), NO_STORE);
+        } catch (error) {
+          return oauthError(error);
+        }
+      },
+    });
+
+  return [
     formEndpoint(
       '/oauth/token',
       'Token endpoint: authorization_code (with PKCE) and refresh_token grants',

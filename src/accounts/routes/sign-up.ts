@@ -58,23 +58,29 @@ function signUpPage(status: number, message?: string, email = '', headers?: Reco
   );
 }
 
+const FORM = { maxBytes: FORM_MAX_BYTES };
+
+const closedPage = () =>
+  page(
+    404,
+    'Not found',
+    html`<h1>Not found</h1>
+      <p>Sign-up is closed here.</p>`,
+  );
+
+/** A new session's cookie, and on to the dashboard. */
+const signedIn = (options: SignUpRouteOptions, outcome: Extract<SignInOutcome, { kind: 'signed_in' }>) =>
+  seeOther(DASHBOARD_PATH, { 'set-cookie': sessionCookie(options, outcome.cookie) });
+
+/** Sign-in links, then self-registration. */
 export function signUpRoutes(options: SignUpRouteOptions): RouteDefinition[] {
+  return [...signInLinkRoutes(options), ...selfSignUpRoutes(options)];
+}
+
+/** One-time sign-in links: an operator asks for one; the person opens it, then spends it. */
+function signInLinkRoutes(options: SignUpRouteOptions): RouteDefinition[] {
   const { sessions } = options;
   const origin = ownOrigin(options);
-  const form = { maxBytes: FORM_MAX_BYTES };
-  const signedIn = (outcome: Extract<SignInOutcome, { kind: 'signed_in' }>) =>
-    seeOther(DASHBOARD_PATH, { 'set-cookie': sessionCookie(options, outcome.cookie) });
-  const emailChecker = createChecker(CreateUserBody);
-  const passwordChecker = createChecker(PasswordBody);
-  const signups = new RollingWindowLimiter(options.signupsPerMinute, options.now);
-  const closed = () =>
-    page(
-      404,
-      'Not found',
-      html`<h1>Not found</h1>
-        <p>Sign-up is closed here.</p>`,
-    );
-
   return [
     defineRoute({
       method: 'POST',
@@ -118,7 +124,7 @@ export function signUpRoutes(options: SignUpRouteOptions): RouteDefinition[] {
       path: LINK_PATH,
       auth: { kind: 'none' },
       summary: 'Spends a sign-in link and opens its session',
-      form,
+      form: FORM,
       responses: {
         303: { description: 'Signed in: to the dashboard' },
         400: { description: 'Expired or used' },
@@ -128,30 +134,41 @@ export function signUpRoutes(options: SignUpRouteOptions): RouteDefinition[] {
         const outcome = await sessions.signInWithLink((ctx.params as { token: string }).token);
         if (outcome.kind !== 'signed_in') return expiredLinkPage();
         ctx.log.info({ user_id: outcome.session.user_id }, 'signed in with a link');
-        return signedIn(outcome);
+        return signedIn(options, outcome);
       },
     }),
+  ];
+}
+
+/** Self-registration when `SIGNUP=open`: the page and its form, rate-limited per address. */
+function selfSignUpRoutes(options: SignUpRouteOptions): RouteDefinition[] {
+  const { sessions } = options;
+  const origin = ownOrigin(options);
+  const emailChecker = createChecker(CreateUserBody);
+  const passwordChecker = createChecker(PasswordBody);
+  const signups = new RollingWindowLimiter(options.signupsPerMinute, options.now);
+  return [
     defineRoute({
       method: 'GET',
       path: SIGN_UP_PATH,
       auth: { kind: 'none' },
       summary: 'The sign-up page (SIGNUP=open)',
       responses: { 200: { description: 'The page' }, 404: { description: 'Sign-up is closed' } },
-      handle: async () => (options.signup.open ? signUpPage(200) : closed()),
+      handle: async () => (options.signup.open ? signUpPage(200) : closedPage()),
     }),
     defineRoute({
       method: 'POST',
       path: SIGN_UP_PATH,
       auth: { kind: 'none' },
       summary: 'Creates an account with SIGNUP_CREDITS credits and signs it in (SIGNUP=open)',
-      form,
+      form: FORM,
       responses: {
         303: { description: 'Signed up: to the dashboard' },
         400: { description: 'Invalid' },
         409: { description: 'Email taken' },
       },
       async handle(ctx) {
-        if (!options.signup.open) return closed();
+        if (!options.signup.open) return closedPage();
         if (!fromOwnOrigin(ctx, origin)) return forbiddenPage();
         const email = ctx.form?.get('email')?.trim() ?? '';
         const password = ctx.form?.get('password') ?? '';
@@ -179,7 +196,7 @@ export function signUpRoutes(options: SignUpRouteOptions): RouteDefinition[] {
         }
         await options.admin.setPassword(userId, password);
         ctx.log.info({ user_id: userId }, 'signed up');
-        return signedIn(await sessions.openSession(userId));
+        return signedIn(options, await sessions.openSession(userId));
       },
     }),
   ];

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { AuditEntry, AuditSink } from './audit-sink.ts';
+import { createAuditBatches } from './audit-batches.ts';
 
 /** Options of {@link createAuditLog}. */
 export interface AuditLogOptions {
@@ -46,44 +47,35 @@ export interface AuditLog {
   stats(): AuditLogStats;
 }
 
-interface FlushWaiter {
-  upTo: number;
-  resolve(): void;
-  reject(error: unknown): void;
-}
-
 const CLOSE_ATTEMPTS = 3;
 
-/** Creates the audit log buffer over a sink. */
+/**
+ * Creates the audit log buffer over a sink: room for entries is reserved here (waiters served in order), the
+ * entries are written by the batches (audit-batches.ts).
+ */
 export function createAuditLog(options: AuditLogOptions): AuditLog {
   const { sink, logger } = options;
   const capacity = options.capacity ?? 10_000;
   const batchSize = options.batchSize ?? 500;
-  const flushIntervalMs = options.flushIntervalMs ?? 250;
   const retryBaseMs = options.retryBaseMs ?? 200;
-  const retryMaxMs = options.retryMaxMs ?? 30_000;
   if (!(capacity >= batchSize && batchSize >= 1)) {
     throw new RangeError('audit log needs capacity >= batchSize >= 1');
   }
-
-  // `pending` keeps the batch in flight at its front until the sink confirms it, so the room it holds is
-  // only freed once the entries are safe, and a failed batch is retried as-is, in order.
-  const pending: AuditEntry[] = [];
+  const batches = createAuditBatches({
+    sink,
+    logger,
+    batchSize,
+    flushIntervalMs: options.flushIntervalMs ?? 250,
+    retryBaseMs,
+    retryMaxMs: options.retryMaxMs ?? 30_000,
+    onWritten: () => grantRoom(),
+  });
   let reserved = 0;
-  let written = 0;
-  let accepted = 0;
-  // Entries with a sequence number below this are due now (a flush() or the interval asked for them).
-  let drainTo = 0;
-  let writing = false;
-  let failures = 0;
-  let intervalTimer: NodeJS.Timeout | null = null;
-  let retryTimer: NodeJS.Timeout | null = null;
   let closing = false;
   let closed = false;
   const roomWaiters: Array<() => void> = [];
-  const flushWaiters: FlushWaiter[] = [];
 
-  const used = () => pending.length + reserved;
+  const used = () => batches.buffered() + reserved;
 
   function grantRoom(): void {
     // Room is handed over (reserved on the waiter's behalf) rather than signalled, so a newcomer calling
@@ -94,62 +86,6 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
     }
   }
 
-  function armInterval(): void {
-    if (intervalTimer || retryTimer || pending.length === 0) return;
-    intervalTimer = setTimeout(() => {
-      intervalTimer = null;
-      drainTo = Math.max(drainTo, accepted);
-      pump();
-    }, flushIntervalMs);
-    intervalTimer.unref();
-  }
-
-  function armRetry(): void {
-    const delay = Math.min(retryMaxMs, retryBaseMs * 2 ** Math.min(failures - 1, 30));
-    retryTimer = setTimeout(() => {
-      retryTimer = null;
-      drainTo = Math.max(drainTo, accepted);
-      pump();
-    }, delay);
-    retryTimer.unref();
-  }
-
-  function pump(): void {
-    if (writing || retryTimer || closed) return;
-    if (pending.length < batchSize && written >= drainTo) return armInterval();
-    if (intervalTimer) clearTimeout(intervalTimer);
-    intervalTimer = null;
-    const batch = pending.slice(0, batchSize);
-    writing = true;
-    sink.write(batch).then(
-      () => {
-        writing = false;
-        failures = 0;
-        pending.splice(0, batch.length);
-        written += batch.length;
-        for (let i = flushWaiters.length - 1; i >= 0; i--) {
-          const waiter = flushWaiters[i]!;
-          if (waiter.upTo <= written) {
-            flushWaiters.splice(i, 1);
-            waiter.resolve();
-          }
-        }
-        grantRoom();
-        pump();
-      },
-      (error: unknown) => {
-        writing = false;
-        failures++;
-        logger.error(
-          { err: error, batch: batch.length, buffered: pending.length, failures },
-          'audit sink write failed; the batch stays buffered and will be retried',
-        );
-        for (const waiter of flushWaiters.splice(0)) waiter.reject(error);
-        armRetry();
-      },
-    );
-  }
-
   function record(entry: AuditEntry): void {
     if (closed) {
       // The sink is gone; say so loudly rather than lose the entry silently.
@@ -158,9 +94,7 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
     }
     // An entry without a reservation still goes in (never dropped); it may push the buffer past capacity.
     if (reserved > 0) reserved--;
-    pending.push(entry);
-    accepted++;
-    pump();
+    batches.push(entry);
   }
 
   function reserve(): true | Promise<void> {
@@ -172,35 +106,7 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
     return new Promise<void>((resolve) => roomWaiters.push(resolve));
   }
 
-  function release(): void {
-    if (reserved > 0) reserved--;
-    grantRoom();
-  }
-
-  async function append(entry: AuditEntry): Promise<void> {
-    const room = reserve();
-    if (room !== true) await room;
-    record(entry);
-  }
-
-  function flush(): Promise<void> {
-    if (pending.length === 0 || closed) return Promise.resolve();
-    const upTo = accepted;
-    drainTo = Math.max(drainTo, upTo);
-    const done = new Promise<void>((resolve, reject) => flushWaiters.push({ upTo, resolve, reject }));
-    // An explicit flush tries now instead of waiting out the back-off.
-    if (retryTimer) clearTimeout(retryTimer);
-    retryTimer = null;
-    pump();
-    return done;
-  }
-
   let closeResult: Promise<void> | null = null;
-  function close(): Promise<void> {
-    closeResult ??= shutDown();
-    return closeResult;
-  }
-
   async function shutDown(): Promise<void> {
     closing = true;
     // Anyone still waiting for room is let through: their entries are written by the flushes below.
@@ -210,9 +116,9 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
     }
     let attempt = 0;
     let lastError: unknown = null;
-    while (pending.length > 0 && attempt < CLOSE_ATTEMPTS) {
+    while (batches.buffered() > 0 && attempt < CLOSE_ATTEMPTS) {
       try {
-        await flush();
+        await batches.flush();
         lastError = null;
       } catch (error) {
         lastError = error;
@@ -221,10 +127,8 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
       }
     }
     closed = true;
-    if (intervalTimer) clearTimeout(intervalTimer);
-    if (retryTimer) clearTimeout(retryTimer);
-    intervalTimer = retryTimer = null;
-    const lost = pending.length;
+    batches.stop();
+    const lost = batches.buffered();
     await sink.close();
     if (lost > 0) {
       logger.error({ err: lastError, lost }, 'audit log closed with entries the sink would not take');
@@ -235,11 +139,26 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
   return {
     reserve,
     record,
-    release,
-    append,
-    flush,
-    close,
-    stats: () => ({ buffered: pending.length, reserved, waiting: roomWaiters.length, written }),
+    release() {
+      if (reserved > 0) reserved--;
+      grantRoom();
+    },
+    async append(entry) {
+      const room = reserve();
+      if (room !== true) await room;
+      record(entry);
+    },
+    flush: () => batches.flush(),
+    close() {
+      closeResult ??= shutDown();
+      return closeResult;
+    },
+    stats: () => ({
+      buffered: batches.buffered(),
+      reserved,
+      waiting: roomWaiters.length,
+      written: batches.written(),
+    }),
   };
 }
 

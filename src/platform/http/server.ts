@@ -89,6 +89,24 @@ const starting: RequestHandler = async () => ({
   body: '{"error":"Service starting"}',
 });
 
+/** What the request and handshake paths of one front share. */
+interface Front {
+  /** The request handler (503 `Service starting` until `serve`). */
+  handle: RequestHandler;
+  /** Requests and handshakes being answered (downloads until their last byte). */
+  inFlight: number;
+  /** Called when `inFlight` drops to 0 (a graceful close waiting). */
+  idle: (() => void) | undefined;
+  log: Logger;
+  maxBodyBytes: number;
+}
+
+/** One request or handshake is answered. */
+function settle(front: Front): void {
+  front.inFlight--;
+  if (front.inFlight === 0) front.idle?.();
+}
+
 /**
  * Starts the uWebSockets.js front on host:port (port 0 picks a free one). Without `handle` it binds first and
  * answers 503 until `serve(handle)`: the service learns its own URL (PORT=0) before it wires anything.
@@ -100,137 +118,15 @@ export function startHttpServer(options: {
   handle?: RequestHandler;
   log: Logger;
 }): Promise<HttpServer> {
-  const { log, maxBodyBytes } = options;
-  let handle = options.handle ?? starting;
-  const app = uws.App();
-  let inFlight = 0;
-  let idle: (() => void) | undefined;
-
-  const settle = () => {
-    inFlight--;
-    if (inFlight === 0) idle?.();
+  const front: Front = {
+    handle: options.handle ?? starting,
+    inFlight: 0,
+    idle: undefined,
+    log: options.log,
+    maxBodyBytes: options.maxBodyBytes,
   };
-
-  /**
-   * Answers a request the front refuses by itself (ambiguous framing, wrong WebSocket version) and closes its
-   * connection. Answered on the next turn of the event loop, never inside the uWS handler: a request pipelined
-   * behind this one in the same read then finds a response pending, and uWS drops the connection instead of
-   * dispatching it; answered at once, uWS would go on to parse and run whatever followed (a smuggled request).
-   */
-  function refuse(res: uws.HttpResponse, response: OutgoingResponse): void {
-    let aborted = false;
-    res.onAborted(() => (aborted = true));
-    setImmediate(() => {
-      if (!aborted) write(res, { ...response, closeConnection: true });
-    });
-  }
-
-  app.any('/*', (res, req) => {
-    const { request, body, framing } = copyRequest(res, req, maxBodyBytes);
-    if (framing) {
-      log.warn(
-        { remote_address: request.remoteAddress, reason: framing },
-        'request refused: ambiguous framing',
-      );
-      return refuse(res, badFraming(framing));
-    }
-    let stopStreaming: (() => void) | undefined;
-    res.onAborted(() => {
-      request.aborted = true;
-      body.abort(); // a handler waiting for the rest of the body must not wait forever
-      stopStreaming?.();
-    });
-    inFlight++;
-    handle(request)
-      .then((answer): Promise<void> | void => {
-        // A socket route reached without a WebSocket handshake (uWS hands those to `any`).
-        const response = answer.body instanceof SocketUpgrade ? NOT_AN_UPGRADE : answer;
-        const streamed = response.body instanceof StreamedBody ? response.body : undefined;
-        const head = request.method === 'HEAD';
-        if (streamed && (request.aborted || head)) streamed.stream.destroy();
-        if (request.aborted) return;
-        body.release();
-        // An answer given before the body arrived (401, 413, ...) leaves bytes on the wire: close after it.
-        const complete = body.complete() ? response : { ...response, closeConnection: true };
-        if (!streamed || head) return write(res, complete, head);
-        // Counted in flight until the last byte is written, so a graceful close waits for downloads too.
-        const streaming =
-          streamed.length === undefined
-            ? streamChunked(res, complete, streamed.stream, log)
-            : streamBody(res, complete, streamed as StreamedBody & { length: number }, log);
-        stopStreaming = streaming.abort;
-        return streaming.done;
-      })
-      .catch((error: unknown) => {
-        log.error({ err: error }, 'request handler failed outside the pipeline');
-        if (request.aborted) return;
-        body.release();
-        write(res, { status: 500, headers: {}, body: '{"error":"Internal server error"}' });
-      })
-      .finally(settle);
-  });
-
-  /**
-   * A WebSocket route: the handshake goes through the same pipeline as every request (authentication, limits,
-   * the route's checks, audit); a route that accepts answers `SocketUpgrade`, anything else is written as an
-   * HTTP answer and the connection closed.
-   */
-  function sockets<T>(pattern: string, behavior: SocketBehavior<T>): void {
-    app.ws<T>(pattern, {
-      maxPayloadLength: behavior.maxPayloadLength,
-      idleTimeout: behavior.idleTimeoutSec,
-      sendPingsAutomatically: true,
-      // No limit of uWS's own: past it uWS silently drops messages, and even the close frame. The owner
-      // enforces its limit by closing a slow socket while its close frame still fits (events-socket.ts).
-      maxBackpressure: 0,
-      upgrade: (res, req, context) => {
-        const key = req.getHeader('sec-websocket-key');
-        const protocol = req.getHeader('sec-websocket-protocol');
-        const extensions = req.getHeader('sec-websocket-extensions');
-        const { request, framing } = copyRequest(res, req, 0);
-        if (framing) {
-          log.warn(
-            { remote_address: request.remoteAddress, reason: framing },
-            'handshake refused: ambiguous framing',
-          );
-          return refuse(res, badFraming(framing));
-        }
-        // Missing, repeated (joined into "13, 8") or another number: no upgrade, whatever else the request says.
-        if (request.headers['sec-websocket-version'] !== WEBSOCKET_VERSION)
-          return refuse(res, WRONG_WEBSOCKET_VERSION);
-        moveAccessToken(request);
-        res.onAborted(() => {
-          request.aborted = true;
-        });
-        inFlight++;
-        handle(request)
-          .then((response) => {
-            if (request.aborted) return;
-            const accepted = response.body instanceof SocketUpgrade ? response.body : undefined;
-            if (!accepted) return write(res, { ...response, closeConnection: true });
-            // Not corked, unlike every other asynchronous write: uWS's cork() can take a socket upgraded inside
-            // it for the HTTP response it was and close it (uNetworking/uWebSockets#1928, fixed upstream by PR
-            // #1929, not in this build); the maintainers' workaround is an uncorked upgrade. uWS prints a warning
-            // about it to stderr, a few times per process.
-            res.upgrade(accepted.data as T, key, protocol, extensions, context);
-          })
-          .catch((error: unknown) => {
-            log.error({ err: error }, 'socket handshake failed outside the pipeline');
-            if (request.aborted) return;
-            write(res, {
-              status: 500,
-              headers: {},
-              body: '{"error":"Internal server error"}',
-              closeConnection: true,
-            });
-          })
-          .finally(settle);
-      },
-      open: (ws) => behavior.open(ws),
-      message: () => undefined, // the stream is one-way; clients' messages are ignored
-      close: (ws, code) => behavior.close(ws, code),
-    });
-  }
+  const app = uws.App();
+  app.any('/*', (res, req) => answerRequest(front, res, req));
 
   return new Promise((resolve, reject) => {
     app.listen(options.host, options.port, (token) => {
@@ -243,19 +139,19 @@ export function startHttpServer(options: {
       };
       resolve({
         serve(next) {
-          handle = next;
+          front.handle = next;
         },
-        sockets,
+        sockets: (pattern, behavior) => socketRoute(front, app, pattern, behavior),
         publish: (topic, message) => app.publish(topic, message),
         port,
         get inFlight() {
-          return inFlight;
+          return front.inFlight;
         },
         async close(graceMs) {
-          if (inFlight > 0) {
+          if (front.inFlight > 0) {
             await new Promise<void>((done) => {
               const timer = setTimeout(done, graceMs);
-              idle = () => {
+              front.idle = () => {
                 clearTimeout(timer);
                 done();
               };
@@ -266,6 +162,137 @@ export function startHttpServer(options: {
         },
       });
     });
+  });
+}
+
+/**
+ * Answers a request the front refuses by itself (ambiguous framing, wrong WebSocket version) and closes its
+ * connection. Answered on the next turn of the event loop, never inside the uWS handler: a request pipelined
+ * behind this one in the same read then finds a response pending, and uWS drops the connection instead of
+ * dispatching it; answered at once, uWS would go on to parse and run whatever followed (a smuggled request).
+ */
+function refuse(res: uws.HttpResponse, response: OutgoingResponse): void {
+  let aborted = false;
+  res.onAborted(() => (aborted = true));
+  setImmediate(() => {
+    if (!aborted) write(res, { ...response, closeConnection: true });
+  });
+}
+
+/** Hands one HTTP request to the handler, and writes its answer (streamed bodies chunk by chunk). */
+function answerRequest(front: Front, res: uws.HttpResponse, req: uws.HttpRequest): void {
+  const { log } = front;
+  const { request, body, framing } = copyRequest(res, req, front.maxBodyBytes);
+  if (framing) {
+    log.warn(
+      { remote_address: request.remoteAddress, reason: framing },
+      'request refused: ambiguous framing',
+    );
+    return refuse(res, badFraming(framing));
+  }
+  let stopStreaming: (() => void) | undefined;
+  res.onAborted(() => {
+    request.aborted = true;
+    body.abort(); // a handler waiting for the rest of the body must not wait forever
+    stopStreaming?.();
+  });
+  front.inFlight++;
+  front
+    .handle(request)
+    .then((answer): Promise<void> | void => {
+      // A socket route reached without a WebSocket handshake (uWS hands those to `any`).
+      const response = answer.body instanceof SocketUpgrade ? NOT_AN_UPGRADE : answer;
+      const streamed = response.body instanceof StreamedBody ? response.body : undefined;
+      const head = request.method === 'HEAD';
+      if (streamed && (request.aborted || head)) streamed.stream.destroy();
+      if (request.aborted) return;
+      body.release();
+      // An answer given before the body arrived (401, 413, ...) leaves bytes on the wire: close after it.
+      const complete = body.complete() ? response : { ...response, closeConnection: true };
+      if (!streamed || head) return write(res, complete, head);
+      // Counted in flight until the last byte is written, so a graceful close waits for downloads too.
+      const streaming =
+        streamed.length === undefined
+          ? streamChunked(res, complete, streamed.stream, log)
+          : streamBody(res, complete, streamed as StreamedBody & { length: number }, log);
+      stopStreaming = streaming.abort;
+      return streaming.done;
+    })
+    .catch((error: unknown) => {
+      log.error({ err: error }, 'request handler failed outside the pipeline');
+      if (request.aborted) return;
+      body.release();
+      write(res, { status: 500, headers: {}, body: '{"error":"Internal server error"}' });
+    })
+    .finally(() => settle(front));
+}
+
+/**
+ * A WebSocket route: the handshake goes through the same pipeline as every request (authentication, limits,
+ * the route's checks, audit); a route that accepts answers `SocketUpgrade`, anything else is written as an
+ * HTTP answer and the connection closed.
+ */
+function socketRoute<T>(
+  front: Front,
+  app: uws.TemplatedApp,
+  pattern: string,
+  behavior: SocketBehavior<T>,
+): void {
+  const { log } = front;
+  app.ws<T>(pattern, {
+    maxPayloadLength: behavior.maxPayloadLength,
+    idleTimeout: behavior.idleTimeoutSec,
+    sendPingsAutomatically: true,
+    // No limit of uWS's own: past it uWS silently drops messages, and even the close frame. The owner
+    // enforces its limit by closing a slow socket while its close frame still fits (events-socket.ts).
+    maxBackpressure: 0,
+    upgrade: (res, req, context) => {
+      const key = req.getHeader('sec-websocket-key');
+      const protocol = req.getHeader('sec-websocket-protocol');
+      const extensions = req.getHeader('sec-websocket-extensions');
+      const { request, framing } = copyRequest(res, req, 0);
+      if (framing) {
+        log.warn(
+          { remote_address: request.remoteAddress, reason: framing },
+          'handshake refused: ambiguous framing',
+        );
+        return refuse(res, badFraming(framing));
+      }
+      // Missing, repeated (joined into "13, 8") or another number: no upgrade, whatever else the request says.
+      if (request.headers['sec-websocket-version'] !== WEBSOCKET_VERSION)
+        return refuse(res, WRONG_WEBSOCKET_VERSION);
+      moveAccessToken(request);
+      res.onAborted(() => {
+        request.aborted = true;
+      });
+      front.inFlight++;
+      front
+        .handle(request)
+        .then((response) => {
+          if (request.aborted) return;
+          const accepted = response.body instanceof SocketUpgrade ? response.body : undefined;
+          if (!accepted) return write(res, { ...response, closeConnection: true });
+          // Not corked, unlike every other asynchronous write: uWS's cork() can take a socket upgraded inside
+          // it for the HTTP response it was and close it (uNetworking/uWebSockets#1928, fixed upstream by PR
+          // #1929, not in this build); the maintainers' workaround is an uncorked upgrade. uWS prints a warning
+          // about it to stderr, a few times per process.
+          res.upgrade(accepted.data as T, key, protocol, extensions, context);
+        })
+        .catch((error: unknown) => {
+          log.error({ err: error }, 'socket handshake failed outside the pipeline');
+          if (request.aborted) return;
+          write(res, {
+            status: 500,
+            headers: {},
+            body: '{"error":"Internal server error"}',
+            closeConnection: true,
+          });
+        })
+        .finally(() => settle(front));
+    },
+    open: (ws) => behavior.open(ws),
+    message: () => undefined, // the stream is one-way; clients' messages are ignored
+    close: (ws, code) => behavior.close(ws, code),
   });
 }
 

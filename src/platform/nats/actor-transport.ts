@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
 import { createInbox, headers, type NatsConnection, type Subscription } from '@nats-io/transport-node';
-import { jetstream, jetstreamManager, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
-import { AppError } from '../core/errors.ts';
+import { jetstream, jetstreamManager, type ConsumerMessages } from '@nats-io/jetstream';
 import { AskTimeoutError } from '../core/actor-ask-timeout.ts';
 import { ActorUnavailableError } from '../core/actor-errors.ts';
 import { decode, encode, errorReply } from '../core/actor-envelope.ts';
@@ -14,10 +13,9 @@ import {
   type TransportKind,
 } from '../core/actor-transport.ts';
 import { ensureDurableConsumer, ensureWorkQueueStream } from './streams.ts';
+import { handleActorMessage, REPLY_HEADER, type Envelope } from './actor-delivery.ts';
 
 export const ACTOR_STREAM = 'MF_ACTORS';
-/** The header naming the core-NATS subject the handler's reply goes to (absent for `tell`). */
-export const REPLY_HEADER = 'Mf-Reply';
 const PULL_EXPIRES_MS = 5000;
 const DEFAULT_START_CONCURRENCY = 64;
 
@@ -36,11 +34,6 @@ export interface JetStreamTransportOptions {
   maxDeliveries?: number;
   /** How many partitions' consumers are created and started at once (JetStream API requests in flight). */
   startConcurrency?: number;
-}
-
-interface Envelope {
-  key: string;
-  message: ActorMessage;
 }
 
 /**
@@ -97,59 +90,6 @@ export function createJetStreamTransport(options: JetStreamTransportOptions): Ac
     }
   }
 
-  async function handle({ kind, ackWaitMs }: TransportKind, msg: JsMsg, dispatch: Dispatch) {
-    const replyTo = msg.headers?.get(REPLY_HEADER) || undefined;
-    const answer = (reply: ActorReply) => {
-      if (replyTo) connection.publish(replyTo, encode(reply));
-    };
-    let envelope: Envelope;
-    try {
-      envelope = decode<Envelope>(msg.data);
-      if (typeof envelope.key !== 'string' || typeof envelope.message !== 'object' || !envelope.message) {
-        throw new Error('malformed envelope');
-      }
-    } catch (error) {
-      logger.error({ err: error, actor: kind, subject: msg.subject }, 'undecodable actor message dropped');
-      msg.term();
-      return answer(errorReply(new AppError('bad_request', 'Malformed actor message')));
-    }
-    if (msg.info.deliveryCount > maxDeliveries) {
-      logger.error(
-        { actor: kind, actor_key: envelope.key, deliveries: msg.info.deliveryCount },
-        'poison actor message dropped',
-      );
-      msg.term();
-      return answer(errorReply(new ActorUnavailableError()));
-    }
-    if (msg.info.redelivered) {
-      // A node died or stalled holding it; handling it again is safe (op_id) and worth knowing about.
-      logger.warn(
-        { actor: kind, actor_key: envelope.key, deliveries: msg.info.deliveryCount },
-        'actor message redelivered',
-      );
-    }
-    // Tell JetStream the handler is alive, so a long handler is not taken for a dead node.
-    const heartbeat = setInterval(() => msg.working(), Math.max(100, ackWaitMs / 3));
-    let reply: ActorReply;
-    try {
-      reply = await dispatch(kind, envelope.key, envelope.message);
-    } finally {
-      clearInterval(heartbeat);
-    }
-    if (!reply.ok) {
-      // Failed for good: answered, never redelivered. No reason text: nats-server 2.9 ignores `+TERM <reason>`
-      // (2.10.4 added it), which would leave the message pending until ack_wait and stall the partition.
-      msg.term();
-      return answer(reply);
-    }
-    const acked = await msg.ackAck().catch(() => false);
-    if (!acked) {
-      // The message will come again and be answered then (idempotently); a reply now could be contradicted.
-      return void logger.warn({ actor: kind, actor_key: envelope.key }, 'actor acknowledgement lost');
-    }
-    answer(reply);
-  }
-
   /** Pulls one partition's messages, one at a time, for as long as the transport runs. */
   async function consume(kind: TransportKind, partition: number, dispatch: Dispatch) {
     const consumer = await js.consumers.get(ACTOR_STREAM, consumerName(kind.kind, partition));
@@ -161,7 +101,7 @@ export function createJetStreamTransport(options: JetStreamTransportOptions): Ac
       (async () => {
         for await (const msg of messages) {
           try {
-            await handle(kind, msg, dispatch);
+            await handleActorMessage({ connection, logger, maxDeliveries }, kind, msg, dispatch);
           } catch (error) {
             logger.error({ err: error, actor: kind.kind, partition }, 'actor message handling failed');
           }

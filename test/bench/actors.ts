@@ -1,6 +1,6 @@
 // Debits through the user actor, against the same ledger operation called directly: 64 concurrent callers,
-// 200 users, a fresh MongoDB-wire server per case. jongodb's writes slow down as a collection grows (DESIGN.md
-// §3), so every case writes the same number of entries into an empty ledger, and only ratios are judged.
+// 200 users, a fresh MongoDB-wire server per case. jongodb's writes slow down as a collection grows,
+// so every case writes the same number of entries into an empty ledger, and only ratios are judged.
 // Cases: direct (no actors), in-process actors, JetStream with 1 node, JetStream with 3 nodes (three actor
 // systems, each with its own NATS and MongoDB connections, in this one process: the machine has 2 cores).
 // A second part runs direct and JetStream against a simulated ledger whose every change takes a fixed time, in

@@ -1,10 +1,10 @@
-// The LLM agent (CONTRACT §9, AGENT=llm) against a zero-latency fake Chat Completions server
+// The LLM agent (docs/editor.md, AGENT=llm) against a zero-latency fake Chat Completions server
 // (test/fakes/llm-server.ts). Two measurements:
 //
 // 1. Runtime overhead per turn (in process, test/helpers/editor-stack.ts, a fresh jongodb). The same three
 //    edits of a no-media turn — `append_context`, `add_clip` of the project's image asset, `update_clip` of the
 //    project's existing clip — made three ways (a twice), interleaved one at a time (a, a-local, b, c, …)
-//    so the VM's drift hits all alike, each on a fresh project (jongodb slows as collections grow, DESIGN.md §3):
+//    so the VM's drift hits all alike, each on a fresh project (jongodb slows as collections grow):
 //    (a) llm      — `turns.instruct` with the LLM agent (createLlmAgent + createChatClient on the fake):
 //                   completion 1 is ONE message with the three tool calls, completion 2 a short plain reply
 //                   (streamed word by word, no delay);

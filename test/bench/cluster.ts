@@ -1,4 +1,4 @@
-// The same mixed load on 1 service node versus 3, on this machine (CONTRACT §12). Both runs use the local
+// The same mixed load on 1 service node versus 3, on this machine (docs/deploy.md). Both runs use the local
 // cluster of deploy/local/cluster.sh with the same 3-node NATS cluster (JetStream, 3 replicas) and one jongodb:
 // only the service tier changes (MF_CLUSTER_NODES=1, then 3). On a 2-core machine three nodes cannot be faster
 // than one; what this shows is the cluster's overhead: throughput, p50/p99 and CPU per request.

@@ -1,4 +1,4 @@
-// The dashboard in Chromium (issue 16): Debian's Chromium driven by playwright-core against one service run from
+// The dashboard in Chromium: Debian's Chromium driven by playwright-core against one service run from
 // dist/ (sandbox provider, SANDBOX_VIDEO_MS=300, SANDBOX_IMAGE_MS=200), all on loopback.
 //
 // 1. JavaScript weight: every response of type `script` from a signed-out visit of /keys (sent to

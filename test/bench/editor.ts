@@ -3,7 +3,7 @@
 // directly with the driver on the same server: read the project, charge the turn (the ledger's own change),
 // write the project, write the turn's events, write the thread's two messages. One turn at a time (below
 // saturation), a fresh jongodb, one fresh project per turn so every turn does the same work (jongodb's
-// inserts slow as collections grow, DESIGN.md §3: both sides write the same documents). Budget: the turn's
+// inserts slow as collections grow: both sides write the same documents). Budget: the turn's
 // p50 at most 15 ms above the raw operations' p50.
 import { MongoClient } from 'mongodb';
 import { newId } from '../../src/domain/ids.ts';

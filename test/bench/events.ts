@@ -1,4 +1,4 @@
-// The events WebSocket (CONTRACT §4.2): how long an event takes from the publish call to its receipt at the
+// The events WebSocket (docs/editor.md): how long an event takes from the publish call to its receipt at the
 // clients, what idle sockets cost, and how many events/s one node pushes to 1 000 clients of one project.
 // Services run from dist/ as users run them (one jongodb, one nats-server); the clients are `ws` sockets in
 // CLIENT_PROCESSES child processes (events-clients.ts) that find `seq` and the send time with indexOf instead
@@ -68,7 +68,7 @@ const IDLE_RSS_MB = 80;
 const MAX_RATE_P99_MS = 100;
 /** PATCHes in flight at most: past it the driver waits (the achieved rate is printed). */
 const MAX_IN_FLIGHT = Number(process.env.BENCH_EVENTS_IN_FLIGHT ?? 8);
-/** A streamed piece of a reply: the most frequent event of a turn (CONTRACT §4.2 `assistant.delta`). */
+/** A streamed piece of a reply: the most frequent event of a turn (`assistant.delta`, docs/editor.md, Events). */
 const DELTA_TEXT = 'The harbour lights flicker on one by one as the ferry slides past the breakwater, and ';
 
 const CLIENTS_MAIN = fileURLToPath(new URL('./events-clients.ts', import.meta.url));
@@ -394,7 +394,7 @@ async function metric(service: RunningService, series: string): Promise<number> 
 }
 
 const SERVICE_ENV = {
-  AUDIT_SINK: 'file', // jongodb's inserts slow as a collection grows (DESIGN.md §3): one audit entry per request
+  AUDIT_SINK: 'file', // jongodb's inserts slow as a collection grows: one audit entry per request
   RATE_LIMIT_PER_MINUTE: '1000000000', // every handshake and PATCH counts
   LOG_LEVEL: 'warn',
 };

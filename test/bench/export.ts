@@ -1,4 +1,4 @@
-// The export (issue 13, "Done when"): the service (from dist/, as users run it, one jongodb) against one ffmpeg
+// The export (docs/editor.md, Export): the service (from dist/, as users run it, one jongodb) against one ffmpeg
 // command written out literally below, the fast path against re-encoding, export speed, and whether the event
 // loop stays free while exports run. Every render is a real one: the service keeps an export of an unchanged
 // (video, revision, fit) and answers it at once, so before each timed export the project is renamed
@@ -71,7 +71,7 @@ const { ffmpeg, ffprobe } = resolveFfmpeg({
 });
 const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
 
-// ---- the literal command (issue 13: "one ffmpeg command written out literally in the bench file") ----
+// ---- the literal command (one ffmpeg command written out literally, as a person would write it) ----
 
 /**
  * What a person would type for scenario 1, run in the folder of the bench's files. Not produced by the

@@ -1,7 +1,7 @@
 // GET /api/v1/models through the whole pipeline (auth, scope, rate limit far above the load, audit to the file
 // sink) against a bare uWebSockets.js handler returning the same JSON: same load generator, 50 connections,
 // one run. The machine is a shared 2-core VM whose speed drifts between seconds, so bare and pipeline rounds
-// alternate and the medians are compared. The budget is judged with autocannon, as the issue sets it; when wrk
+// alternate and the medians are compared. The budget is judged with autocannon; when wrk
 // (C) is installed it runs too and is reported beside it: it costs the servers far less CPU, so the bare
 // handler goes much faster and the ratio is stricter.
 import autocannon from 'autocannon';

@@ -2,7 +2,7 @@
 // driver, on one jongodb server: 50 closed-loop submitters, 200 users, 2000 image submits (POST
 // /api/v1/image/nano-banana/generate → 202), then 50 readers of GET /api/v1/jobs/<id>.
 //
-// Fairness: jongodb's writes cost time in proportion to the size of the collection written (DESIGN.md §3;
+// Fairness: jongodb's writes cost time in proportion to the size of the collection written (
 // other collections and databases stay fast), so every run starts on its own fresh database of the same
 // server and does the same work in the same order: the i-th submit of every run writes into collections of
 // the same size. The runs go one after another, not interleaved: a running service keeps rendering and

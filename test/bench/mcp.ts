@@ -1,4 +1,4 @@
-// The MCP endpoint (CONTRACT §10, `/api/mcp`): what a tool call costs beyond the REST call it mirrors, and what
+// The MCP endpoint (docs/mcp.md, `/api/mcp`): what a tool call costs beyond the REST call it mirrors, and what
 // open sessions with their event streams cost the node. The service runs from dist/ as users run it (a fresh
 // jongodb, the rate limit far above the load, the audit to its file sink).
 //

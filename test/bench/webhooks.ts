@@ -6,7 +6,7 @@
 // (`jobs.finish` → completed), then what the service's completion does next (`webhooks.jobFinished(job)`,
 // not awaited, as app.ts's onFinished), and wait until the receiver has the whole body; latency = arrival − t0.
 //
-// Fairness: jongodb's writes cost time in proportion to the size of the collection written (DESIGN.md §3),
+// Fairness: jongodb's writes cost time in proportion to the size of the collection written,
 // so every run starts on its own fresh database of the same server with the same keys and jobs, and does
 // the same work in the same order at the same concurrency: the i-th delivery of every run writes into
 // collections of the same size. Runs go one after another, in BENCH_ROUNDS rounds (default 3) of direct →
@@ -15,7 +15,7 @@
 //   jobs.finish, keys.get, deliveries.insert, deliveries.get, keys.get, deliveries.recordAttempt, then the
 //   audit entry inserted through the Mongo audit sink; timed t0 → last write. The service sends the POST
 //   after the second keys.get and writes the attempt and the audit entry after the receiver has it, so the
-//   judged comparison (service p99 − direct p99, as the issue asks) leaves the service the time of two writes
+//   judged comparison (service p99 − direct p99) leaves the service the time of two writes
 //   it makes after the send; the stricter figure against direct t0 → the second keys.get is printed with it.
 // - single-node: the webhooks feature as src/app.ts wires it (Mongo deliveries, keys, jobs, a real audit log
 //   over the Mongo audit sink, guardedPost with private targets allowed, in-process scheduler, the periodic

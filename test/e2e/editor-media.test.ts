@@ -1,5 +1,5 @@
-// Editor media end to end (CONTRACT §4.1 `POST /projects/<id>/assets`, DESIGN.md §3 "User media is hostile
-// input"): the service as a process, real HTTP, real media made by ffmpeg at test time. Uploads are judged by
+// Editor media end to end (`POST /projects/<id>/assets`, docs/editor.md, Uploads and
+// imports: user media is hostile input): the service as a process, real HTTP, real media made by ffmpeg at test time. Uploads are judged by
 // their bytes, never their Content-Type; playlists, scripts, text, truncated and empty files are 415 with
 // nothing stored and no connection made; UPLOAD_MAX_BYTES is enforced without reading what is refused; a
 // 150 MB upload streams through without the service's memory growing with it; imports go through the

@@ -1,5 +1,5 @@
-// Export errors end to end (spec §4.7, §7.3; CONTRACT §4.1 hostile media, §4.3 each error's trigger, §6 the
-// `fit` message): the service as a process, real HTTP, real ffmpeg. Every row of CONTRACT §4.3 is provoked the
+// Export errors end to end (docs/errors.md, Export errors: each error's trigger; docs/editor.md, Export;
+// the `fit` message): the service as a process, real HTTP, real ffmpeg. Every export error is provoked the
 // way it happens in production — a stored source overwritten, truncated or deleted in MEDIA_DIR, a source whose
 // h264 samples after the first are zeroed (it probes fine, ffmpeg cannot decode it), EXPORT_WORK_DIR made
 // unusable, MEDIA_DIR on a full tmpfs, a single-thread pool with a short EXPORT_TIMEOUT_MS — and each failing
@@ -118,7 +118,7 @@ const storeListing = (node: Pick<Node, 'mediaDir'>, ignore: string[] = []) =>
     .filter((name) => !ignore.includes(name))
     .sort();
 
-describe('export errors (CONTRACT §4.3), the service as a process', () => {
+describe('export errors, each provoked as in production, the service as a process', () => {
   let root: string;
   const fixture = (name: string) => join(root, name);
   let mongo: TestMongo;
@@ -339,7 +339,7 @@ describe('export errors (CONTRACT §4.3), the service as a process', () => {
     }
   }
 
-  /** A 200 export (spec §4.7), whose asset is in the project's library and whose mp4 is served. */
+  /** A 200 export, whose asset is in the project's library and whose mp4 is served. */
   async function assertExported(
     node: Node,
     client: Client,
@@ -541,7 +541,7 @@ describe('export errors (CONTRACT §4.3), the service as a process', () => {
           'ffmpeg_failed',
         );
         assert.deepEqual(exportFfmpegs(node), [], 'no export ffmpeg left');
-        // ffmpeg's own output is for the log only (issue 13, item 5): it is there, with the exit code.
+        // ffmpeg's own output is for the log only: it is there, with the exit code.
         const errorLines = node.service.lines.filter(
           (line) => /"level":50/.test(line) && /ffmpeg/i.test(line),
         );

@@ -131,7 +131,7 @@ describe('graceful shutdown', () => {
   });
 });
 
-describe('draining (CONTRACT §12)', () => {
+describe('draining: /healthz 503, requests in flight finish, then exit', () => {
   let mongo: TestMongo | undefined;
   after(async () => mongo?.stop());
 

@@ -1,4 +1,4 @@
-// User sign-in (CONTRACT §11, /work/tmp/accounts-oauth-contract.md "Sign-in"): the server-rendered sign-in
+// User sign-in (docs/accounts.md): the server-rendered sign-in
 // and account pages, the mf_session cookie, sessions in MongoDB (hashed, surviving a restart), sign-out and
 // sign-out everywhere, Origin checks, and the growing delays against password guessing.
 //

@@ -433,7 +433,7 @@ describe('job webhooks (single-node mode)', () => {
   });
 
   it('sends a retry to the URL set meanwhile: the URL is read at every attempt (a PUT keeps the secret)', async () => {
-    // Rotating the secret means clearing the URL, which drops waiting retries (CONTRACT §3; tested below);
+    // Rotating the secret means clearing the URL, which drops waiting retries (docs/webhooks.md, Rotating the secret; tested below);
     // a PUT over a URL that is set changes only the URL, and the waiting retry follows it.
     const oldHook = await receiver([500], 500);
     const newHook = await receiver();

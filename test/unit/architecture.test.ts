@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const DRIVERS = [/^mongodb$/, /^@nats-io\//, /^uWebSockets\.js$/, /^piscina$/];
-// Domain code, actor handler code and export graph builders stay pure (DESIGN.md §1).
+// Domain code, actor handler code and export graph builders stay pure.
 const PURE_PLACES = ['src/domain', 'actors', 'workers/export/graph'];
 
 function sourceFiles(dir: string): string[] {
@@ -19,7 +19,7 @@ function sourceFiles(dir: string): string[] {
 }
 
 /**
- * The layers and which layers each may import (DESIGN.md §1, §5.1): data flows one way, edge → service →
+ * The layers and which layers each may import: data flows one way, edge → service →
  * actor/port → adapter, and only the wiring (features, app) sees everything. A layer may always import itself.
  */
 const WIRING = [

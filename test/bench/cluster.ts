@@ -360,7 +360,7 @@ console.log(
     `${((rate(three) / rate(one)) * 100).toFixed(0)} %, p99 ${p99(three).toFixed(1)} vs ${p99(one).toFixed(1)} ms, ` +
     `server CPU per request (service + NATS + jongodb, renders apart) ${cpuPerCall(three).toFixed(2)} vs ${cpuPerCall(one).toFixed(2)} ms ` +
     `(+${(((cpuPerCall(three) - cpuPerCall(one)) / cpuPerCall(one)) * 100).toFixed(0)} %) ` +
-    `[every request answered 200/202 in both runs: ${verdict(one.errors === 0 && three.errors === 0)}]`,
+    `[every request answered 200/202 in both runs: ${verdict(one.errors === 0 && three.errors === 0, 'every request answered 200/202 on 1 and on 3 nodes', `${one.errors} and ${three.errors} errors`)}]`,
 );
 report(one);
 report(three);

@@ -636,7 +636,10 @@ try {
   );
   const judged = (name: string, runs: RunResult[]) => {
     if (runs.length === 0)
-      return { correct: false, text: `${name}: not run (nats-server is not on PATH) [FAIL]` };
+      return {
+        correct: false,
+        text: `${name}: not run (nats-server is not on PATH) [${verdict(false, `${name}: run`, 'nats-server is not on PATH')}]`,
+      };
     const service = medianOf(runs);
     const overhead = service.p99 - direct.p99;
     const dispatch = medianOf(runs, (r) => r.dispatch!);
@@ -655,16 +658,18 @@ try {
       correct: missing === 0 && signaturesOk && recordsOk,
       text:
         `${name} finish→arrival p50 ${ms(service.p50)} p99 ${ms(service.p99)}, overhead ${ms(overhead)} ` +
-        `[budget <= ${OVERHEAD_BUDGET_MS} ms: ${verdict(overhead <= OVERHEAD_BUDGET_MS)}] ` +
+        `[budget <= ${OVERHEAD_BUDGET_MS} ms: ` +
+        `${verdict(overhead <= OVERHEAD_BUDGET_MS, `${name}: finish→arrival p99 <= direct p99 + ${OVERHEAD_BUDGET_MS} ms`, `+${ms(overhead)}`)}] ` +
         `(against direct up to the send: ${ms(service.p99 - beforeSend.p99)}); its dispatch share p50 ` +
         `${ms(dispatch.p50)} p99 ${ms(dispatch.p99)} [budget <= ${OVERHEAD_BUDGET_MS} ms: ` +
-        `${verdict(dispatch.p99 <= OVERHEAD_BUDGET_MS)}]`,
+        `${verdict(dispatch.p99 <= OVERHEAD_BUDGET_MS, `${name}: dispatch share p99 <= ${OVERHEAD_BUDGET_MS} ms`, ms(dispatch.p99))}]`,
       detail:
-        `  ${name}, all rounds: not arrived ${missing} [must be 0: ${verdict(missing === 0)}]; signatures ` +
+        `  ${name}, all rounds: not arrived ${missing} [must be 0: ${verdict(missing === 0, `${name}: every delivery arrived`, `${missing} missing`)}]; signatures ` +
         `verified ${verified}/${expected}, bad ${bad} (duplicates ${sum((r) => r.checks!.duplicates)}, ` +
         `unexpected ${sum((r) => r.checks!.unexpected)})${problem ? `, first: ${problem}` : ''} ` +
-        `[${verdict(signaturesOk)}]; recorded delivered after one attempt ${delivered}/${expected}, ` +
-        `webhook_attempt audit entries ${audited}/${expected} [${verdict(recordsOk)}]; logged ` +
+        `[${verdict(signaturesOk, `${name}: every signature verifies`, `${verified}/${expected} verified, ${bad} bad`)}]; recorded delivered after one attempt ${delivered}/${expected}, ` +
+        `webhook_attempt audit entries ${audited}/${expected} ` +
+        `[${verdict(recordsOk, `${name}: every delivery recorded and audited`, `${delivered}/${expected} delivered, ${audited}/${expected} audited`)}]; logged ` +
         `${sum((r) => r.warnings!)} warnings, ${sum((r) => r.errors!)} errors${logged ? ` (first: ${logged})` : ''}`,
     };
   };

@@ -179,7 +179,7 @@ describe('a 3-node cluster started by deploy/local/cluster.sh', { skip: skipWith
 
       // One delivery per job, signed; then a quiet moment in which no duplicate arrives.
       await hook.waitFor(submitted.length, 30_000);
-      await sleep(1500);
+      await sleep(1500); // a wait for nothing: the quiet moment
       assert.equal(hook.requests.length, submitted.length, 'no delivery twice');
       const deliveryIds = new Set<string>();
       const seenJobs = new Set<string>();

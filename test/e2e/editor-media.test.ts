@@ -731,7 +731,7 @@ describe('editor media: uploads and imports (the service as a process)', () => {
           host,
         );
       }
-      await sleep(200);
+      await sleep(200); // a wait for nothing: a late connection must not come either
       assert.equal(webSeen.connections, seen, 'the loopback server saw no connection');
       assert.deepEqual(await snapshot(small, user.token, project.id), before);
     });

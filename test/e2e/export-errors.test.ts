@@ -621,7 +621,7 @@ describe('export errors, each provoked as in production, the service as a proces
             const path = join(node.mediaDir, mediaIdOf(target.assets[0]!));
             writeFileSync(path, content());
             await assertFailingExport(node, owner, target, 422, 'corrupt_source', { what });
-            await sleep(200);
+            await sleep(200); // a wait for nothing: a late connection to the playlist's server must not come either
             assert.deepEqual(requests, [], `${what}: nothing connected to the playlist's server`);
             writeFileSync(path, mp4);
             await assertExported(node, target.client, target.projectId);
@@ -801,7 +801,7 @@ describe('export errors, each provoked as in production, the service as a proces
         const storeBefore = storeListing(node);
         const sentAt = Date.now();
         const queuedAnswer = queued.client.exportVideo(queued.projectId, {});
-        await sleep(100);
+        await sleep(100); // sent after the queued one (nothing outside shows its arrival)
         const runningAnswer = running.client.exportVideo(running.projectId, {});
         const [b, a] = await Promise.all([queuedAnswer, runningAnswer]);
         const elapsed = Date.now() - sentAt;
@@ -897,7 +897,7 @@ describe('export errors, each provoked as in production, the service as a proces
           );
           const pid = ffmpegProc!.pid;
           seenPids.add(pid);
-          await sleep(300);
+          await sleep(300); // mid-export: ffmpeg has been encoding a while
           node.service.proc.child.kill('SIGKILL');
           const exit = await node.service.proc.exited;
           assert.equal(exit.signal, 'SIGKILL');

@@ -686,7 +686,7 @@ describe('export (the service as a process, real ffmpeg)', () => {
         signal: abort.signal,
       });
       await socket.waitFor('export.started', (all) => all.some((e) => e.type === 'export.started'));
-      await sleep(200);
+      await sleep(200); // mid-export: the encode is under way
       abort.abort();
       await assert.rejects(request, { name: 'AbortError' });
       const exportsNow = (await editor.state(projectId)).body.assets.filter((a) => a.source === 'export');

@@ -349,7 +349,7 @@ describe('the LLM agent (AGENT=llm)', () => {
         assert.equal(await balanceOf(keyless, user.token), CREDITS);
         assert.deepEqual(await movements(user.userId, keyless), []);
         const socket = await openEventsSocket(keyless.url, project.id, { token: user.token, since: 0 });
-        await new Promise((resolve) => setTimeout(resolve, 500));
+        await new Promise((resolve) => setTimeout(resolve, 500)); // a wait for nothing: no turn event may come
         await socket.close();
         assert.deepEqual(
           socket.events.filter((event) => event.turn_id !== null),

@@ -928,7 +928,7 @@ describe('OAuth 2.1 for /api/mcp', () => {
       // Checked only when the answer came well inside the lifetime (a slow machine skips it, never flakes).
       const fresh = await mcpInitialize(short, tokens.access_token);
       if (Date.now() - exchangedAt < 1800) assert.equal(fresh.status, 200, 'the fresh token works');
-      await sleep(2500);
+      await sleep(2500); // past the 2 s lifetime: expiry is a matter of time
       await assertMcpRefused(short, tokens.access_token, 'the expired token');
       // The refresh token outlives it.
       const renewed = await refresh(short, got.clientId, tokens.refresh_token);

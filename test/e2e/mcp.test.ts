@@ -825,7 +825,7 @@ describe('MCP server (/api/mcp)', () => {
         status: answer.status,
         text: await answer.text(),
       }));
-      await new Promise((resolve) => setTimeout(resolve, 800));
+      await new Promise((resolve) => setTimeout(resolve, 800)); // the call reaches the server and waits (no event shows it: no progress token)
       const cancelledAt = Date.now();
       const cancel = await post(
         { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 77, reason: 'test' } },
@@ -1021,7 +1021,7 @@ describe('MCP server (/api/mcp)', () => {
         await new Promise((resolve) => setTimeout(resolve, 500));
       }
       // Left alone for twice the idle time: gone.
-      await new Promise((resolve) => setTimeout(resolve, 6000));
+      await new Promise((resolve) => setTimeout(resolve, 6000)); // a wait for nothing: twice the idle time without a request
       assert.equal(await list(), 404, 'an idle session is dropped');
     } finally {
       await idle.stop();
@@ -1158,7 +1158,7 @@ describe('MCP server (/api/mcp)', () => {
             params: { name: 'job_wait', arguments: { job_id: slow.body.job_id, timeout_seconds: 8 } },
           }),
         }).then((answer) => answer.text());
-        await new Promise((resolve) => setTimeout(resolve, 800));
+        await new Promise((resolve) => setTimeout(resolve, 800)); // the call reaches the server and waits (no event shows it: no progress token)
         const cancelledAt = Date.now();
         const cancel = await fetch(`${b.url}/api/mcp`, {
           method: 'POST',

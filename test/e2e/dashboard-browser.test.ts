@@ -239,7 +239,7 @@ describe('the dashboard in Chromium', { skip: skipWithoutChromium() }, () => {
       'the delivery in the log',
       async () => {
         await log.getByRole('button', { name: 'Refresh', exact: true }).click();
-        await sleep(300);
+        await sleep(300); // the log's re-read after the click (the list shows no sign of a read under way)
         return delivered.first().isVisible();
       },
       15_000,

@@ -472,7 +472,7 @@ describe('editor media: uploads and imports (the service as a process)', () => {
       ] as const) {
         assertUnsupported(await upload(main, owner.token, project.id, readFileSync(fixture(file)), type));
       }
-      await sleep(500);
+      await sleep(500); // a wait for nothing: a late connection to the trap must not come either
       assert.equal(trap.connections, before);
       assert.equal(trap.connections, 0, 'the trap was never connected to in this file');
     });
@@ -581,7 +581,7 @@ describe('editor media: uploads and imports (the service as a process)', () => {
       const agent = new Agent({ keepAlive: true, maxSockets: 1 });
       /** Streams one file (Content-Length declared, paced) while sampling the service's RSS every 10 ms. */
       const measured = async (name: string) => {
-        await sleep(300);
+        await sleep(300); // the previous upload's memory settles before the baseline is read
         const baseline = rssBytes(pid);
         let peak = baseline;
         const sampler = setInterval(() => {
@@ -680,7 +680,7 @@ describe('editor media: uploads and imports (the service as a process)', () => {
       await assertNothingKept(main, project.id, async () => {
         assertUnsupported(await importUrl(main, owner.token, project.id, `${web.url}/playlist.mp4`));
       });
-      await sleep(500);
+      await sleep(500); // a wait for nothing: a late connection to the trap must not come either
       assert.equal(trap.connections, before);
       assert.ok(webSeen.paths.includes('/playlist.mp4'), 'the playlist itself was fetched');
     });

@@ -1,4 +1,4 @@
-// The same mixed load on 1 service node versus 3, on this machine (CONTRACT §12). Both runs use the local
+// The same mixed load on 1 service node versus 3, on this machine (docs/deploy.md). Both runs use the local
 // cluster of deploy/local/cluster.sh with the same 3-node NATS cluster (JetStream, 3 replicas) and one jongodb:
 // only the service tier changes (MF_CLUSTER_NODES=1, then 3). On a 2-core machine three nodes cannot be faster
 // than one; what this shows is the cluster's overhead: throughput, p50/p99 and CPU per request.
@@ -360,7 +360,7 @@ console.log(
     `${((rate(three) / rate(one)) * 100).toFixed(0)} %, p99 ${p99(three).toFixed(1)} vs ${p99(one).toFixed(1)} ms, ` +
     `server CPU per request (service + NATS + jongodb, renders apart) ${cpuPerCall(three).toFixed(2)} vs ${cpuPerCall(one).toFixed(2)} ms ` +
     `(+${(((cpuPerCall(three) - cpuPerCall(one)) / cpuPerCall(one)) * 100).toFixed(0)} %) ` +
-    `[every request answered 200/202 in both runs: ${verdict(one.errors === 0 && three.errors === 0)}]`,
+    `[every request answered 200/202 in both runs: ${verdict(one.errors === 0 && three.errors === 0, 'every request answered 200/202 on 1 and on 3 nodes', `${one.errors} and ${three.errors} errors`)}]`,
 );
 report(one);
 report(three);

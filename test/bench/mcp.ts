@@ -1,4 +1,4 @@
-// The MCP endpoint (CONTRACT §10, `/api/mcp`): what a tool call costs beyond the REST call it mirrors, and what
+// The MCP endpoint (docs/mcp.md, `/api/mcp`): what a tool call costs beyond the REST call it mirrors, and what
 // open sessions with their event streams cost the node. The service runs from dist/ as users run it (a fresh
 // jongodb, the rate limit far above the load, the audit to its file sink).
 //
@@ -198,7 +198,8 @@ async function overhead(service: RunningService, token: string) {
       line('diagnostic: POST without session (400)', reject) +
       `  difference of p50s ${ms(diff)} ms, median of per-round p50 differences ${ms(roundDiff)} ms ` +
       `(rounds ${sides.mcp.roundP50.map((p, i) => ms(p - sides.rest.roundP50[i]!)).join(' ')}) ` +
-      `[budget: p50 ≤ ${OVERHEAD_P50_MS} ms: ${verdict(pass)}]`,
+      `[budget: p50 ≤ ${OVERHEAD_P50_MS} ms: ` +
+      `${verdict(pass, `tools/call p50 <= GET p50 + ${OVERHEAD_P50_MS} ms, no failure`, `+${ms(diff)} ms, ${mcp.failures + rest.failures} failures`)}]`,
   );
   await fetch(`${service.url}/api/mcp`, { method: 'DELETE', headers: mcpHead }).then((r) => r.text());
   return pass;
@@ -416,7 +417,8 @@ async function heldSessions(service: RunningService, tokens: string[]) {
       `p99 ${ms(percentile(lat, 0.99))} max ${ms(lat.at(-1)!)} ms\n` +
       `  DELETE ×${held.length}: ${streamsEnded} streams ended by the service within ${(closedMs / 1000).toFixed(1)} s; ` +
       `service answers after: ${models.status === 200 && after.ok ? 'yes' : 'NO'}\n` +
-      `  failures ${failures.length} [must be 0: ${verdict(pass)}]`,
+      `  failures ${failures.length} [must be 0: ` +
+      `${verdict(pass, `${SESSIONS} held sessions without a failure`, `${failures.length} failures, ${held.length} streams held`)}]`,
   );
   return pass;
 }

@@ -1,4 +1,4 @@
-// A steady, bounded mixed load against a local cluster (issue 17's chaos tests), recording everything the
+// A steady, bounded mixed load against a local cluster (the chaos tests), recording everything the
 // invariants (check-*.ts) need: every request (which node and which incarnation of it, which TCP
 // connection, when, the answer), every credit operation acknowledged to a caller, every job id, every webhook
 // delivery the receiver saw, every event each WebSocket client received, and every disruption (a node killed
@@ -8,7 +8,7 @@
 // - jobs:    image jobs (some failing on purpose: `[sandbox:fail]`, refunded) and short 480p videos, to the
 //            next live node in turn; a key with a webhook to the receiver;
 // - grants:  admin credit grants with an `op_id`; one that fails is sent again with the SAME op_id to another
-//            node until acknowledged (a repeated op_id applies once: CONTRACT §3);
+//            node until acknowledged (a repeated op_id applies once: docs/operator.md, Admin API);
 // - editor:  one project per actor, agent turns (storyboard, continue, plain edits) to the next live node;
 // - export:  exports of a prepared two-clip project, to the next live node;
 // - events:  two WebSocket clients per project, on nodes other than the load's next one, that reconnect with
@@ -64,7 +64,7 @@ export interface LoadOptions {
 }
 
 const SCENE_THEMES = ['a lighthouse at dawn', 'a harbour at night', 'a forest in rain', 'a desert road'];
-/** A cycle of instructions the builtin director understands (CONTRACT §8). */
+/** A cycle of instructions the builtin director understands (docs/editor.md, The builtin director). */
 const TURN_CYCLE = (theme: string) => [
   `a 3-scene video about ${theme}`,
   'continue',

@@ -1,4 +1,4 @@
-// Chaos on a local cluster (issue 17; CONTRACT §2 cluster mode, §12): 3 NATS nodes with JetStream, one jongodb
+// Chaos on a local cluster (docs/deploy.md): 3 NATS nodes with JetStream, one jongodb
 // and 3 service nodes from deploy/local/cluster.sh, under a steady, bounded mixed load (chaos-load.ts: jobs with
 // signed webhooks, admin credit grants, agent turns with events WebSocket clients, exports, reads):
 //   (a) `kill -9` of a service node during a turn, during an export, and during webhook retries, each started
@@ -168,7 +168,7 @@ async function natsRoles(
   return roles;
 }
 
-describe('chaos on a local cluster (issue 17)', { skip: skipWithoutNats() }, () => {
+describe('chaos on a local cluster', { skip: skipWithoutNats() }, () => {
   let cluster: LocalCluster;
   let mongo: MongoClient;
 
@@ -438,7 +438,7 @@ describe('chaos on a local cluster (issue 17)', { skip: skipWithoutNats() }, () 
           problems.push(`${name} /healthz answered ${kept.healthz} while draining (expected 503)`);
         if (kept.livez !== 200)
           problems.push(`${name} /livez answered ${kept.livez} while draining (expected 200)`);
-        // CONTRACT §12 has /livez answer 200 "while the process runs" and /healthz 503 while it drains; the
+        // docs/operator.md (Health and shutdown) has /livez answer 200 "while the process runs" and /healthz 503 while it drains; the
         // node stops listening at SIGTERM, so a probe on a new connection (as orchestrators make them) is refused.
         if (fresh.livez !== 200 || fresh.healthz !== 503)
           notes.push(

@@ -1,4 +1,4 @@
-// The events check of a chaos run (issue 17): each WebSocket client, across its reconnections with `since=`,
+// The events check of a chaos run: each WebSocket client, across its reconnections with `since=`,
 // received every event of its project once and in seq order, the same as a fresh replay from seq 0.
 import type { MongoClient } from 'mongodb';
 import type { ChaosLoad } from './chaos-load.ts';

@@ -1,10 +1,10 @@
-// The failures check of a chaos run (issue 17): which of the load's requests failed, and whether each is
+// The failures check of a chaos run: which of the load's requests failed, and whether each is
 // explained by a disruption (a killed node's connection, a NATS node down, the end of a shutdown grace).
 import type { ChaosLoad } from './chaos-load.ts';
 import type { Figure } from './figures.ts';
 import type { Disruption, RequestRecord } from './traffic.ts';
 
-/** The longest 503 `unavailable` answers may go on after a NATS node goes down (issue 17). */
+/** The longest 503 `unavailable` answers may go on after a NATS node goes down. */
 export const NATS_UNAVAILABLE_LIMIT_MS = 10_000;
 
 /** What a request of the load should be answered with. */
@@ -24,9 +24,9 @@ function expectedStatus(record: RequestRecord): boolean {
 /**
  * Failures: a request of the load failed (no answer, or an answer other than its success) only on a connection
  * of a service node incarnation that was killed (in flight when the kill came), or as 503 (the service's
- * `unavailable` code; its body carries a message, spec §7.1) for a request sent within 10 s of a NATS node
+ * `unavailable` code; its body carries a message, docs/errors.md) for a request sent within 10 s of a NATS node
  * going down. Failures on a gracefully stopped node's connections are allowed only for work still running when
- * its shutdown grace ended (CONTRACT §12: that ends as on a crashed node).
+ * its shutdown grace ended (docs/deploy.md, How a node stops: that ends as on a crashed node).
  */
 export function checkFailures(load: ChaosLoad, options: { shutdownGraceMs: number }): Figure {
   const problems: string[] = [];
@@ -80,7 +80,7 @@ export function checkFailures(load: ChaosLoad, options: { shutdownGraceMs: numbe
     const stopped = nodeDisruption(record, 'stop');
     if (stopped) {
       onStopped++;
-      // What still runs when the grace is over ends as on a crashed node (CONTRACT §12): allowed then only.
+      // What still runs when the grace is over ends as on a crashed node (docs/deploy.md): allowed then only.
       if (record.endedAt >= stopped.at + options.shutdownGraceMs - 500)
         notes.push(`cut at the end of the shutdown grace on ${stopped.target}: ${describe(record)}`);
       else problems.push(`failed on a gracefully stopped node within its grace: ${describe(record)}`);

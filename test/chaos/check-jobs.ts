@@ -1,4 +1,4 @@
-// The jobs and webhooks check of a chaos run (issue 17): every job terminal and delivered once under its one
+// The jobs and webhooks check of a chaos run: every job terminal and delivered once under its one
 // delivery id. jongodb does not make the delivery's state moves atomic across nodes (see check-ledger.ts), so
 // repeated attempts are counted and each must be explained by a node killed mid-attempt.
 import type { ChaosLoad } from './chaos-load.ts';

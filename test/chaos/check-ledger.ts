@@ -1,4 +1,4 @@
-// The ledger check of a chaos run (issue 17): every acknowledged credit operation once, balances that add up,
+// The ledger check of a chaos run: every acknowledged credit operation once, balances that add up,
 // refunds once and only where due, and each user's ledger one serialised chain.
 //
 // jongodb (the test MongoDB server) applies conditional updates (`updateOne` filtered on a version, a state)
@@ -112,7 +112,7 @@ export async function checkLedger(load: ChaosLoad, mongo: MongoClient): Promise<
         problems.push(`${user.label}: ${job.status} job ${job.job_id} has no refund entry`);
     }
     // Charges of submits that never became a job (cut by a kill, or answered 503 after the debit): the job
-    // sweeper refunds each once (DESIGN.md §2, "money is never held in limbo").
+    // sweeper refunds each once (docs/api.md, Refunds: money is never held in limbo).
     for (const charge of entries.filter(
       (one) => one.reason === 'job' && one.job_id && !jobs.has(one.job_id),
     )) {

@@ -1,4 +1,4 @@
-// The leftovers check of a chaos run (issue 17): nothing of the cluster's work outlives it, no ffmpeg child
+// The leftovers check of a chaos run: nothing of the cluster's work outlives it, no ffmpeg child
 // (found with `ps`) and no turn lease or queued turn on a project (read in MongoDB).
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';

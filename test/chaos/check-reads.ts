@@ -1,4 +1,4 @@
-// What the chaos checks read of the service (issue 17): its public and admin API, which must answer 200 by
+// What the chaos checks read of the service: its public and admin API, which must answer 200 by
 // the time they run (the cluster is whole again), and MongoDB directly where the API shows nothing (a
 // project's event counter, the ledger's sequence numbers, the turn leases).
 import { MongoClient } from 'mongodb';

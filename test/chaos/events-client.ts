@@ -1,4 +1,4 @@
-// An events client of the chaos load (issue 17): a WebSocket on a project's events of one live node that,
+// An events client of the chaos load: a WebSocket on a project's events of one live node that,
 // when its socket closes unasked (1012 or abnormal), reconnects with `since=<last seq>` to another live node,
 // recording every connection it made and every event it received.
 import WebSocket from 'ws';

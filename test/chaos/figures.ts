@@ -1,4 +1,4 @@
-// The figures of a chaos run (issue 17): each check (check-*.ts, settle.ts) returns one, a line with counts
+// The figures of a chaos run: each check (check-*.ts, settle.ts) returns one, a line with counts
 // for the note and the problems it found (an empty list is a pass); `report` prints them.
 import type { ChaosLoad } from './chaos-load.ts';
 

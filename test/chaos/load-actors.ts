@@ -1,4 +1,4 @@
-// One step of each actor of the chaos load (issue 17), recording what the service acknowledged to it: job
+// One step of each actor of the chaos load, recording what the service acknowledged to it: job
 // submissions, admin credit grants, agent turns, reads. ChaosLoad (chaos-load.ts) runs them in paced loops
 // and keeps the counters that vary what each step sends.
 import type { InstructAnswer } from '../helpers/editor.ts';

@@ -1,4 +1,4 @@
-// Setting up what the chaos load drives (issue 17), through the admin and public APIs: users, each with a key
+// Setting up what the chaos load drives, through the admin and public APIs: users, each with a key
 // whose webhook goes to the load's receiver, and projects, each watched by two events clients. Setup requests
 // must succeed: a failed one throws.
 import { makeMedia } from '../helpers/editor.ts';

@@ -1,4 +1,4 @@
-// The chaos load's webhook receiver (issue 17): it records every delivery request it saw (delivery id, job,
+// The chaos load's webhook receiver: it records every delivery request it saw (delivery id, job,
 // event, whether the signature verifies, what it answered), and can answer 500 first to keep deliveries in
 // their retry delay.
 import { createHmac, timingSafeEqual } from 'node:crypto';
@@ -93,7 +93,7 @@ export class LoadWebhooks {
   }
 }
 
-/** Our own check of the signature (spec §6.3) from the raw body bytes. */
+/** Our own check of the signature (docs/webhooks.md, Signature) from the raw body bytes. */
 function signed(req: ReceivedRequest, secret: string): boolean {
   const timestamp = String(req.headers['x-svc-timestamp'] ?? '');
   const match = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(String(req.headers['x-svc-signature'] ?? ''));

@@ -1,4 +1,4 @@
-// Settling after a chaos load stopped (issue 17): the cluster finishes the work in flight (jobs, refunds,
+// Settling after a chaos load stopped: the cluster finishes the work in flight (jobs, refunds,
 // webhook deliveries, events to the clients) before the checks look at the outcome.
 import type { MongoClient } from 'mongodb';
 import { sleep } from '../helpers/wait.ts';

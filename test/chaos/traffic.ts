@@ -1,4 +1,4 @@
-// The cluster as the chaos load sees it (issue 17): which service nodes are up and in which incarnation,
+// The cluster as the chaos load sees it: which service nodes are up and in which incarnation,
 // every HTTP request the load made (which node and incarnation, which TCP connection, when, the answer), and
 // every disruption (a node killed or stopped, a NATS node killed) with its time. `pick` never names a node it
 // was told is down, so only requests already in flight when a node dies fail on that node

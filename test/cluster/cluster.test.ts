@@ -1,4 +1,4 @@
-// The whole service as a cluster (CONTRACT §2, §4.1, §4.2, §12; DESIGN.md §2): deploy/local/cluster.sh starts
+// The whole service as a cluster (docs/deploy.md): deploy/local/cluster.sh starts
 // 3 nats-server (one JetStream cluster, streams with 3 replicas), one jongodb and 3 service nodes as real
 // processes; requests are spread across the nodes. Jobs submitted round-robin and polled on other nodes all
 // complete, each announced by exactly one signed webhook delivery and charged exactly once; a multi-turn
@@ -179,7 +179,7 @@ describe('a 3-node cluster started by deploy/local/cluster.sh', { skip: skipWith
 
       // One delivery per job, signed; then a quiet moment in which no duplicate arrives.
       await hook.waitFor(submitted.length, 30_000);
-      await sleep(1500);
+      await sleep(1500); // a wait for nothing: the quiet moment
       assert.equal(hook.requests.length, submitted.length, 'no delivery twice');
       const deliveryIds = new Set<string>();
       const seenJobs = new Set<string>();

@@ -36,7 +36,7 @@ let emailCounter = 0;
 /** A fresh address per call, so tests never collide on the unique email index. */
 const freshEmail = (tag: string) => `${tag}-${Date.now()}-${++emailCounter}@example.com`;
 
-describe('admin API (CONTRACT §3)', () => {
+describe('admin API', () => {
   let mongo: TestMongo;
   let service: RunningService;
   let privateService: RunningService;

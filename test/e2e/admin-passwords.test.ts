@@ -1,4 +1,4 @@
-// Operators set a user's password (CONTRACT §11): POST /api/admin/v1/users/<id>/password { password } → { ok }.
+// Operators set a user's password (docs/accounts.md, Passwords): POST /api/admin/v1/users/<id>/password { password } → { ok }.
 // Only a scrypt hash is stored, apart from the user document; the password reaches no log line and no audit
 // entry. The service runs as a process at debug level.
 import { describe, it, before, after } from 'node:test';

@@ -1,4 +1,4 @@
-// One contract for both agent adapters (CONTRACT §4.1–4.2, §8, §9; spec §4.6–4.7, §8): the same cases and the
+// One contract for both agent adapters (docs/editor.md, Agent turns): the same cases and the
 // same assertions run against the builtin director (AGENT=builtin) and the LLM agent (AGENT=llm) talking to the
 // fake Chat Completions server playing `director()` (test/fakes/llm-scripts.ts), which understands the same
 // phrases. Each adapter gets its own service process (one jongodb, one database each) and drives one
@@ -28,7 +28,7 @@ import { director } from '../fakes/llm-scripts.ts';
 
 const CREDITS = 100_000;
 const TURN = 5;
-/** Both directors generate each scene as a 5-second standard video at 480p: 5 × 101 (spec §8). */
+/** Both directors generate each scene as a 5-second standard video at 480p: 5 × 101 (docs/api.md, Pricing). */
 const SCENE_SECONDS = 5;
 const SCENE_CREDITS = 505;
 const STORYBOARD = 'a 3-scene video about a lighthouse at dawn';

@@ -1,4 +1,4 @@
-// The dashboard's session API end to end (CONTRACT §11, /work/tmp/dashboard-contract.md "Session API"): the
+// The dashboard's session API end to end (docs/dashboard.md, The session API): the
 // service as a process on a fresh MongoDB-wire server, browsers signed in through /sign-in (cookie jar over
 // fetch), the API keys they make used from here as any client would, a real webhook receiver on loopback, and
 // the page's short-lived bearer tokens on /api/v1 and on the events WebSocket.

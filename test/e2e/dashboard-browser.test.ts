@@ -1,4 +1,4 @@
-// The dashboard in a real browser (CONTRACT §11, /work/tmp/dashboard-contract.md): Debian's Chromium driven by
+// The dashboard in a real browser (docs/dashboard.md): Debian's Chromium driven by
 // playwright-core through one user's whole day, finding everything by role and accessible name only (never
 // CSS): sign in through /sign-in and come back to the page asked for; create an API key (shown once), use it,
 // revoke it; set its webhook (the secret shown once) and watch a job's delivery reach a receiver and the log;
@@ -239,7 +239,7 @@ describe('the dashboard in Chromium', { skip: skipWithoutChromium() }, () => {
       'the delivery in the log',
       async () => {
         await log.getByRole('button', { name: 'Refresh', exact: true }).click();
-        await sleep(300);
+        await sleep(300); // the log's re-read after the click (the list shows no sign of a read under way)
         return delivered.first().isVisible();
       },
       15_000,

@@ -251,7 +251,7 @@ describe("the dashboard's events sockets", () => {
       accessToken: token,
       origin: new URL(strict.url).origin,
     });
-    await sleep(RECHECK_MS * 8);
+    await sleep(RECHECK_MS * 8); // a wait for nothing: the socket must not be closed by any recheck
     assert.equal(socket.closed, undefined, 'the socket outlived several rechecks');
 
     const signedOut = await page.browser.postForm('/sign-out', { csrf_token: page.csrfToken });

@@ -1,4 +1,4 @@
-// Agent turns in cluster mode (CONTRACT §2, §4.1, §4.2; DESIGN.md §2): three service processes on one
+// Agent turns in cluster mode (docs/editor.md, docs/deploy.md): three service processes on one
 // nats-server (JetStream) and one MongoDB. Turns on one project sent to different nodes still run one at a
 // time; when the node running a turn is killed with SIGKILL, the turn's lease lapses, it fails (`turn.failed`,
 // status 500) and the turn queued on another node runs; credits stay exact and the media the dead turn asked

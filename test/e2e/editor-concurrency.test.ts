@@ -1,4 +1,4 @@
-// Agent turns under concurrency (CONTRACT §4.1, §4.2; DESIGN.md §2): the turns of one project run one at a
+// Agent turns under concurrency (docs/editor.md, Agent turns): the turns of one project run one at a
 // time in a queue kept as actor state, a slow turn holds back only its own project (even when every project
 // shares one JetStream actor partition), and the queue is bounded (TURN_QUEUE_MAX, then 429 without a charge).
 import { describe, it, before, after } from 'node:test';

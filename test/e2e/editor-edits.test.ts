@@ -1,4 +1,4 @@
-// The video editor's edits end to end (spec §4.6–4.7, §7.2; CONTRACT §4.1, §8): plain edits through the
+// The video editor's edits end to end (docs/editor.md): plain edits through the
 // builtin director, direct clip edits with If-Match, scopes and ownership. The service runs as a
 // process with the sandbox provider (short timings); every call is real HTTP.
 import { describe, it, before, after } from 'node:test';
@@ -123,7 +123,7 @@ describe('editor edits', () => {
     assert.equal(ratio.state.videos.find((video) => video.id === videoId)?.aspect_ratio, '16:9');
 
     // An image the service hosts (a nano-banana job of another user); our own media URLs pass whatever
-    // their scheme (CONTRACT §4).
+    // their scheme (docs/api.md, Input images and own-media URLs).
     const jobs = jobsClient(() => service);
     const painter = await jobs.account(1000, ['image:write']);
     const submitted = await jobs.submitImage(painter.token, {

@@ -1,5 +1,5 @@
-// Editor media end to end (CONTRACT §4.1 `POST /projects/<id>/assets`, DESIGN.md §3 "User media is hostile
-// input"): the service as a process, real HTTP, real media made by ffmpeg at test time. Uploads are judged by
+// Editor media end to end (`POST /projects/<id>/assets`, docs/editor.md, Uploads and
+// imports: user media is hostile input): the service as a process, real HTTP, real media made by ffmpeg at test time. Uploads are judged by
 // their bytes, never their Content-Type; playlists, scripts, text, truncated and empty files are 415 with
 // nothing stored and no connection made; UPLOAD_MAX_BYTES is enforced without reading what is refused; a
 // 150 MB upload streams through without the service's memory growing with it; imports go through the
@@ -471,7 +471,7 @@ describe('editor media: uploads and imports (the service as a process)', () => {
       ] as const) {
         assertUnsupported(await upload(main, owner.token, project.id, readFileSync(fixture(file)), type));
       }
-      await sleep(500);
+      await sleep(500); // a wait for nothing: a late connection to the trap must not come either
       assert.equal(trap.connections, before);
       assert.equal(trap.connections, 0, 'the trap was never connected to in this file');
     });
@@ -580,7 +580,7 @@ describe('editor media: uploads and imports (the service as a process)', () => {
       const agent = new Agent({ keepAlive: true, maxSockets: 1 });
       /** Streams one file (Content-Length declared, paced) while sampling the service's RSS every 10 ms. */
       const measured = async (name: string) => {
-        await sleep(300);
+        await sleep(300); // the previous upload's memory settles before the baseline is read
         const baseline = rssBytes(pid);
         let peak = baseline;
         const sampler = setInterval(() => {
@@ -679,7 +679,7 @@ describe('editor media: uploads and imports (the service as a process)', () => {
       await assertNothingKept(main, project.id, async () => {
         assertUnsupported(await importUrl(main, owner.token, project.id, `${web.url}/playlist.mp4`));
       });
-      await sleep(500);
+      await sleep(500); // a wait for nothing: a late connection to the trap must not come either
       assert.equal(trap.connections, before);
       assert.ok(webSeen.paths.includes('/playlist.mp4'), 'the playlist itself was fetched');
     });
@@ -730,7 +730,7 @@ describe('editor media: uploads and imports (the service as a process)', () => {
           host,
         );
       }
-      await sleep(200);
+      await sleep(200); // a wait for nothing: a late connection must not come either
       assert.equal(webSeen.connections, seen, 'the loopback server saw no connection');
       assert.deepEqual(await snapshot(small, user.token, project.id), before);
     });

@@ -1,5 +1,5 @@
-// The video editor's agent turns end to end, and the validation of projects and turns (spec §4.6–4.7, §7.4–7.5,
-// §8; CONTRACT §4.1–4.2, §6–8): the service as a process with the builtin director and the sandbox provider
+// The video editor's agent turns end to end, and the validation of projects and turns (docs/editor.md,
+// docs/errors.md): the service as a process with the builtin director and the sandbox provider
 // (short timings), real HTTP, real renders.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -62,7 +62,7 @@ describe('editor agent turns and validation', () => {
 
   /**
    * The project's stored event history, read from MongoDB: there is no events endpoint to read it through
-   * yet (the WebSocket of CONTRACT §4 is not built), and a failed turn's events reach no HTTP answer.
+   * yet (this file does not open the events WebSocket), and a failed turn's events reach no HTTP answer.
    */
   async function storedEvents(projectId: string): Promise<EditorEvent[]> {
     const client = new MongoClient(mongo.uri, { serverMonitoringMode: 'poll' });
@@ -268,7 +268,7 @@ describe('editor agent turns and validation', () => {
     assert.equal(turn.status, 402, JSON.stringify(turn.body));
     assert.deepEqual(Object.keys(turn.body).sort(), ['credits_remaining', 'credits_required', 'error']);
     assert.equal(typeof turn.body.error, 'string');
-    // The builtin director's scene: 5 s at 480p (101 credits per second, spec §8).
+    // The builtin director's scene: 5 s at 480p (101 credits per second, docs/api.md, Pricing).
     assert.equal(turn.body.credits_required, 5 * 101);
     assert.equal(turn.body.credits_remaining, 10);
     assert.equal(await account.balance(), 20 - 2 * TURN_CREDITS, 'the turn keeps its 5 credits');
@@ -317,7 +317,7 @@ describe('editor agent turns and validation', () => {
     assert.equal((await poor.editor.state(poor.project.id)).body.project.context_md, '');
   });
 
-  it('checks project and instruct bodies with the CONTRACT §6 messages word for word, and charges nothing for them', async () => {
+  it('checks project and instruct bodies with the documented messages word for word, and charges nothing for them', async () => {
     const user = await editorUser(service);
     const editor = editorClient(() => service, user.token);
     const account = accountClient(() => service, user.token);

@@ -1,4 +1,4 @@
-// The events WebSocket in cluster mode (CONTRACT §4, §4.2, §12; DESIGN.md §2): three service processes on one
+// The events WebSocket in cluster mode (docs/editor.md, The events WebSocket; docs/deploy.md): three service processes on one
 // nats-server (JetStream) and one MongoDB. A project's events reach the sockets of every node whichever node ran
 // the change (core NATS `mf.events.project.<id>`), live and in seq order; a client whose node dies (SIGKILL) or
 // stops (SIGTERM: close 1012) reconnects to another node with `since=` its last seq and loses nothing, with no
@@ -14,7 +14,7 @@ import { sleep, until } from '../helpers/wait.ts';
 
 const MONGO_DB = 'mf_events_cluster';
 const PROJECTS = '/api/v1/media-studio/projects';
-/** Short, so that a partition message the killed node held is redelivered soon (DESIGN.md §2). */
+/** Short, so that a partition message the killed node held is redelivered soon. */
 const ACTOR_ACK_WAIT_MS = 2000;
 /** Pause between two renames of the background edit loops (pacing, not waiting for anything). */
 const EDIT_PAUSE_MS = 25;

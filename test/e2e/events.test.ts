@@ -1,4 +1,4 @@
-// The project events WebSocket end to end (CONTRACT §4, §4.2): the service as a process in single-node mode (a
+// The project events WebSocket end to end (docs/editor.md): the service as a process in single-node mode (a
 // MongoDB-wire server owned by this file, which outlives a restart of the service), the builtin agent and the
 // sandbox provider with short timings, and the `ws` package as the client. Live delivery against instruct's
 // `agent_events`, replay from `since=` (also across a restart), `sync.reset`, the handshake's refusals, the

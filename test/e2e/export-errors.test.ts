@@ -1,5 +1,5 @@
-// Export errors end to end (spec §4.7, §7.3; CONTRACT §4.1 hostile media, §4.3 each error's trigger, §6 the
-// `fit` message): the service as a process, real HTTP, real ffmpeg. Every row of CONTRACT §4.3 is provoked the
+// Export errors end to end (docs/errors.md, Export errors: each error's trigger; docs/editor.md, Export;
+// the `fit` message): the service as a process, real HTTP, real ffmpeg. Every export error is provoked the
 // way it happens in production — a stored source overwritten, truncated or deleted in MEDIA_DIR, a source whose
 // h264 samples after the first are zeroed (it probes fine, ffmpeg cannot decode it), EXPORT_WORK_DIR made
 // unusable, MEDIA_DIR on a full tmpfs, a single-thread pool with a short EXPORT_TIMEOUT_MS — and each failing
@@ -118,7 +118,7 @@ const storeListing = (node: Pick<Node, 'mediaDir'>, ignore: string[] = []) =>
     .filter((name) => !ignore.includes(name))
     .sort();
 
-describe('export errors (CONTRACT §4.3), the service as a process', () => {
+describe('export errors, each provoked as in production, the service as a process', () => {
   let root: string;
   const fixture = (name: string) => join(root, name);
   let mongo: TestMongo;
@@ -339,7 +339,7 @@ describe('export errors (CONTRACT §4.3), the service as a process', () => {
     }
   }
 
-  /** A 200 export (spec §4.7), whose asset is in the project's library and whose mp4 is served. */
+  /** A 200 export, whose asset is in the project's library and whose mp4 is served. */
   async function assertExported(
     node: Node,
     client: Client,
@@ -541,7 +541,7 @@ describe('export errors (CONTRACT §4.3), the service as a process', () => {
           'ffmpeg_failed',
         );
         assert.deepEqual(exportFfmpegs(node), [], 'no export ffmpeg left');
-        // ffmpeg's own output is for the log only (issue 13, item 5): it is there, with the exit code.
+        // ffmpeg's own output is for the log only: it is there, with the exit code.
         const errorLines = node.service.lines.filter(
           (line) => /"level":50/.test(line) && /ffmpeg/i.test(line),
         );
@@ -621,7 +621,7 @@ describe('export errors (CONTRACT §4.3), the service as a process', () => {
             const path = join(node.mediaDir, mediaIdOf(target.assets[0]!));
             writeFileSync(path, content());
             await assertFailingExport(node, owner, target, 422, 'corrupt_source', { what });
-            await sleep(200);
+            await sleep(200); // a wait for nothing: a late connection to the playlist's server must not come either
             assert.deepEqual(requests, [], `${what}: nothing connected to the playlist's server`);
             writeFileSync(path, mp4);
             await assertExported(node, target.client, target.projectId);
@@ -801,7 +801,7 @@ describe('export errors (CONTRACT §4.3), the service as a process', () => {
         const storeBefore = storeListing(node);
         const sentAt = Date.now();
         const queuedAnswer = queued.client.exportVideo(queued.projectId, {});
-        await sleep(100);
+        await sleep(100); // sent after the queued one (nothing outside shows its arrival)
         const runningAnswer = running.client.exportVideo(running.projectId, {});
         const [b, a] = await Promise.all([queuedAnswer, runningAnswer]);
         const elapsed = Date.now() - sentAt;
@@ -897,7 +897,7 @@ describe('export errors (CONTRACT §4.3), the service as a process', () => {
           );
           const pid = ffmpegProc!.pid;
           seenPids.add(pid);
-          await sleep(300);
+          await sleep(300); // mid-export: ffmpeg has been encoding a while
           node.service.proc.child.kill('SIGKILL');
           const exit = await node.service.proc.exited;
           assert.equal(exit.signal, 'SIGKILL');

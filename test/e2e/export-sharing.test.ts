@@ -363,7 +363,7 @@ describe('export workers shared between users; deleting a project stops its expo
               (g) => g.waiting === 1 && g.running === 1,
               30_000,
             );
-            await sleep(1000);
+            await sleep(1000); // a wait for nothing: A's second must not take the free worker
             assert.deepEqual(await exportGauges(node), { waiting: 1, running: 1 });
             assert.deepEqual(watch.order(), ['a1'], "only A's first encodes");
             const bSent = Date.now();
@@ -408,7 +408,12 @@ describe('export workers shared between users; deleting a project stops its expo
             );
             // Another of the same project, waiting its turn (EXPORT_PER_USER=1).
             const waiting = exportOf(target, { fit: 'fill' });
-            await sleep(500);
+            await until(
+              'the second export waits',
+              () => exportGauges(node),
+              (g) => g.waiting === 1 && g.running === 1,
+              30_000,
+            );
             assert.equal(encodersOf(node).length, 1, 'one ffmpeg: the second export waits');
             const [pid] = [...watch.seen.get('target')!.pids];
             await deleteMidExport(node, target.client, target, pid!, [running, waiting]);
@@ -521,7 +526,7 @@ describe('export workers shared between users; deleting a project stops its expo
                 (order) => order.length === 1,
                 30_000,
               );
-              await sleep(300);
+              await sleep(300); // a wait for nothing: node B must not start an encoder
               const [pid] = [...watch.seen.get('target')!.pids];
               assert.deepEqual(encodersOf(deleting), [], 'node B encodes nothing');
               await deleteMidExport(

@@ -1,4 +1,4 @@
-// The export end to end (spec §4.7, CONTRACT §4.1–4.3, issue 13 "Done when"): the service as a process, real
+// The export end to end (docs/editor.md, Export): the service as a process, real
 // HTTP, sources made by ffmpeg at test time and uploaded, outputs downloaded through their `video_url` and
 // measured with ffprobe and ffmpeg's own analysis filters (test/helpers/media-analysis.ts): duration to the
 // frame, codecs and CFR, `+faststart` in the file's bytes, the five output sizes, black bars for `fit` (equal,
@@ -48,7 +48,7 @@ import { sleep, until } from '../helpers/wait.ts';
 
 const FPS = 30;
 const FRAME = 1 / FPS;
-/** Output sizes per aspect ratio (spec §4.7 ratios, issue 13: short side 720 px). */
+/** Output sizes per aspect ratio (the export's aspect ratios: short side 720 px). */
 const SIZES = {
   '9:16': [720, 1280],
   '1:1': [720, 720],
@@ -219,7 +219,7 @@ describe('export (the service as a process, real ffmpeg)', () => {
     assert.deepEqual(
       Object.keys(exported).sort(),
       ['asset_id', 'audio_overlay_count', 'duration_sec', 'video_clip_count', 'video_url'],
-      'the spec 4.7 fields and nothing else',
+      'the documented export fields and nothing else',
     );
     assert.match(exported.asset_id, /^va_/);
     assert.ok(exported.video_url.startsWith(`${service.url}/media/`), exported.video_url);
@@ -686,7 +686,7 @@ describe('export (the service as a process, real ffmpeg)', () => {
         signal: abort.signal,
       });
       await socket.waitFor('export.started', (all) => all.some((e) => e.type === 'export.started'));
-      await sleep(200);
+      await sleep(200); // mid-export: the encode is under way
       abort.abort();
       await assert.rejects(request, { name: 'AbortError' });
       const exportsNow = (await editor.state(projectId)).body.assets.filter((a) => a.source === 'export');

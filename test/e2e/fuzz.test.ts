@@ -1,4 +1,4 @@
-// Fuzzing every route that takes JSON or parameters (issue 10, item 6): the service as a process in embedded
+// Fuzzing every route that takes JSON or parameters: the service as a process in embedded
 // mode with private targets NOT allowed, a seeded corpus of hostile requests — deep nesting, lone surrogates
 // and invalid UTF-8, `__proto__`/`constructor` keys, 1e309, -0, huge integers, broken percent-encoding in
 // URLs, paths and queries, loopback and numeric-IP URLs, wrong types for every field, empty and non-object
@@ -401,7 +401,7 @@ describe(`fuzzing every route (seed ${SEED})`, () => {
 
   function generateCase(random: Random, index: number, who: 'poor' | 'rich'): Case {
     const video = random.chance(0.5);
-    // The fields of the spec's request tables, in their order (the schemas' property order).
+    // The fields of the request bodies, in their documented order (the schemas' property order).
     const fields = Object.keys((video ? VideoGenerateBody : ImageGenerateBody).properties);
     // The rich user's bodies keep a hanging prompt, so what gets accepted never renders.
     const fixed: Array<[string, string]> =

@@ -1,4 +1,4 @@
-// Input images of generation jobs end to end (spec §4.2/§4.3 `image_url`/`image_urls`, CONTRACT §4/§6): real
+// Input images of generation jobs end to end (`image_url`/`image_urls`, docs/api.md): real
 // PNGs served over https by a test CA the service trusts (NODE_EXTRA_CA_CERTS), the service as a process with
 // the sandbox provider rendering with real ffmpeg, and a second process without WEBHOOK_ALLOW_PRIVATE whose
 // SSRF guard must refuse the same loopback URLs.

@@ -227,7 +227,7 @@ describe('generation jobs across a restart of the service', () => {
       (credits) => credits === 5000,
     );
     // Several more sweeps (every 200 ms) pass over the same ground: none may refund again.
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await new Promise((resolve) => setTimeout(resolve, 1500)); // a wait for nothing: several sweeps, no second refund
     assert.equal(await adminBalance(userId), 5000);
 
     const entries = (await ledgerOf(userId)).filter((e) => e.job_id !== undefined);

@@ -65,7 +65,7 @@ describe('generation jobs', () => {
     assert.equal(await balance(token), 5000 - 1135, 'a completed job is not refunded');
   });
 
-  it('prices every video variant as spec §8 and CONTRACT §4 say', async () => {
+  it('prices every video variant by resolution, duration and model', async () => {
     const { token } = await account(1_000_000);
     const cases: Array<[Record<string, unknown>, string, number]> = [
       [{ resolution: '720p', duration_seconds: 5 }, 'vidmodel-2.0', 1135],
@@ -193,7 +193,7 @@ describe('generation jobs', () => {
         'fast mode supports text-to-video only (no image_url)',
       ],
       [{ prompt: '', image_url: 'ftp://x' }, 'prompt is required (non-empty string)'],
-      // The URL rule sits at its field's place, ahead of a later field's schema failure (issue 10, item 5).
+      // The URL rule sits at its field's place, ahead of a later field's schema failure.
       [{ prompt: 'x', image_url: 'http://example.com/a.png', fast: 'yes' }, 'image_url must be a https URL'],
       [
         { prompt: 'x', image_url: 'https://example.com/a.png', fast: true, duration_seconds: 7 },

@@ -117,10 +117,16 @@ describe('graceful shutdown', () => {
         body.slice(0, 10),
       ].join('\r\n'),
     );
-    await sleep(300);
+    await sleep(300); // the head is in and the request in flight (nothing outside shows it)
     service.proc.child.kill('SIGTERM');
-    await sleep(500);
-    const refused = await call(service.url, 'GET', '/api/v1/models');
+    // Draining starts when the signal is handled: new requests are refused from then on (10 s at most).
+    let refused = await call(service.url, 'GET', '/api/v1/models');
+    for (
+      const deadline = Date.now() + 10_000;
+      refused.status !== 503 && Date.now() < deadline;
+      await sleep(25)
+    )
+      refused = await call(service.url, 'GET', '/api/v1/models');
     assert.equal(refused.status, 503, 'a new request is refused while draining');
     socket.write(body.slice(10));
     const exit = await service.proc.exited;
@@ -131,7 +137,7 @@ describe('graceful shutdown', () => {
   });
 });
 
-describe('draining (CONTRACT §12)', () => {
+describe('draining: /healthz 503, requests in flight finish, then exit', () => {
   let mongo: TestMongo | undefined;
   after(async () => mongo?.stop());
 

@@ -1,4 +1,4 @@
-// The LLM agent end to end (CONTRACT §9, §4.1–4.2; spec §4.7, §7.5.6, §8): the service as a process with
+// The LLM agent end to end (docs/editor.md, The LLM agent): the service as a process with
 // AGENT=llm talking to the fake Chat Completions server (test/fakes/llm-server.ts), a fresh jongodb, the
 // sandbox provider with short timings. Each case scripts the fake, uses its own user and project, and checks
 // the answer, the events, the thread, the credits (exact) and what the fake received.
@@ -43,7 +43,7 @@ const LLM_TIMEOUT_MS = 3000;
 const MAX_STEPS = 4;
 const CREDITS = 100_000;
 const TURN = 5;
-/** A 5-second 480p standard video (spec §8: 101 per second). */
+/** A 5-second 480p standard video (docs/api.md, Pricing: 101 per second). */
 const VIDEO_5S_480P = 505;
 const IMAGE = 50;
 const TOOL_NAMES = [
@@ -66,7 +66,7 @@ const call = (name: string, args: unknown): LlmReply => ({
   tool_calls: [{ name, arguments: JSON.stringify(args) }],
 });
 
-describe('the LLM agent (AGENT=llm, CONTRACT §9)', () => {
+describe('the LLM agent (AGENT=llm)', () => {
   let mongo: TestMongo;
   let llm: FakeLlm;
   let service: RunningService;
@@ -348,7 +348,7 @@ describe('the LLM agent (AGENT=llm, CONTRACT §9)', () => {
         assert.equal(await balanceOf(keyless, user.token), CREDITS);
         assert.deepEqual(await movements(user.userId, keyless), []);
         const socket = await openEventsSocket(keyless.url, project.id, { token: user.token, since: 0 });
-        await new Promise((resolve) => setTimeout(resolve, 500));
+        await new Promise((resolve) => setTimeout(resolve, 500)); // a wait for nothing: no turn event may come
         await socket.close();
         assert.deepEqual(
           socket.events.filter((event) => event.turn_id !== null),
@@ -357,7 +357,7 @@ describe('the LLM agent (AGENT=llm, CONTRACT §9)', () => {
         );
         const messages = await editor.messages(project.id, videoId);
         assert.deepEqual(messages.body.messages, []);
-        // The order of the checks (CONTRACT §4.1): 404 → 400 → 503 → 402.
+        // The order of the checks (docs/errors.md, Order of checks): 404 → 400 → 503 → 402.
         const missing = await editor.instruct('vp_doesnotexist', { instruction: 'hello' });
         assert.equal(missing.status, 404, JSON.stringify(missing.body));
         const empty = await editor.instruct(project.id, {});

@@ -1,4 +1,4 @@
-// The MCP server (CONTRACT §10) seen by an outside client: the MCP Inspector's CLI (installed devDependency, no
+// The MCP server (docs/mcp.md) seen by an outside client: the MCP Inspector's CLI (installed devDependency, no
 // network), authenticated with an API key header, against the service as a process.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// OAuth 2.1 for the hosted MCP server (CONTRACT §10, §11; issue 15) end to end, against the service as a process:
+// OAuth 2.1 for the hosted MCP server (docs/mcp.md, Authorization) end to end, against the service as a process:
 // the MCP SDK client's own OAuth support (discovery, dynamic registration, PKCE, the token exchange, refresh)
 // drives a cookie-jar "browser" through sign-in and the consent page; then tools/call with the granted scopes,
 // refresh, revocation, and one `it` per attack (PKCE, code reuse, redirect URIs, resource indicators, refresh
@@ -401,7 +401,7 @@ async function assertMcpRefused(site: Site, accessToken: string, what: string): 
   assert.equal(answer.challenge, challengeOf(site), `${what}: WWW-Authenticate`);
 }
 
-describe('OAuth 2.1 for /api/mcp (CONTRACT §10, §11)', () => {
+describe('OAuth 2.1 for /api/mcp', () => {
   let mongo: TestMongo;
   let service: RunningService;
   const mcpUrl = () => new URL(`${service.url}/api/mcp`);
@@ -928,7 +928,7 @@ describe('OAuth 2.1 for /api/mcp (CONTRACT §10, §11)', () => {
       // Checked only when the answer came well inside the lifetime (a slow machine skips it, never flakes).
       const fresh = await mcpInitialize(short, tokens.access_token);
       if (Date.now() - exchangedAt < 1800) assert.equal(fresh.status, 200, 'the fresh token works');
-      await sleep(2500);
+      await sleep(2500); // past the 2 s lifetime: expiry is a matter of time
       await assertMcpRefused(short, tokens.access_token, 'the expired token');
       // The refresh token outlives it.
       const renewed = await refresh(short, got.clientId, tokens.refresh_token);

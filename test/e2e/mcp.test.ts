@@ -1,4 +1,4 @@
-// The hosted MCP server (spec §4.9, CONTRACT §10) end to end: the SDK's own Client over Streamable HTTP against the
+// The hosted MCP server (docs/mcp.md) end to end: the SDK's own Client over Streamable HTTP against the
 // service as a process (sandbox provider and builtin director with short timings), every tool checked against its
 // REST equivalent, scopes, auth and sessions over raw HTTP, and a cancelled wait.
 import { describe, it, before, after } from 'node:test';
@@ -11,7 +11,7 @@ import { startNats, skipWithoutNats } from '../helpers/nats.ts';
 import { startService, adminClient, call, type RunningService } from '../helpers/service.ts';
 import { checkTurnAnswer, editorUser, type InstructAnswer, type ProjectState } from '../helpers/editor.ts';
 
-/** The 17 tools of CONTRACT §10. */
+/** The 17 tools (docs/mcp.md, The tools). */
 const TOOLS = [
   'list_models',
   'estimate_cost',
@@ -825,7 +825,7 @@ describe('MCP server (/api/mcp)', () => {
         status: answer.status,
         text: await answer.text(),
       }));
-      await new Promise((resolve) => setTimeout(resolve, 800));
+      await new Promise((resolve) => setTimeout(resolve, 800)); // the call reaches the server and waits (no event shows it: no progress token)
       const cancelledAt = Date.now();
       const cancel = await post(
         { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 77, reason: 'test' } },
@@ -916,7 +916,7 @@ describe('MCP server (/api/mcp)', () => {
   it('cancelling video_editor_instruct: the client stops waiting at once; the turn goes on as REST (the clip lands)', async () => {
     const created = await tool('video_editor_create_project', { name: 'Slow turn' });
     const id = (created.structuredContent as { project: { id: string } }).project.id;
-    // A storyboard the builtin director follows (CONTRACT §8), whose scene renders slowly.
+    // A storyboard the builtin director follows (docs/editor.md, The builtin director), whose scene renders slowly.
     await tool('video_editor_update_context', {
       project_id: id,
       context_md:
@@ -1021,7 +1021,7 @@ describe('MCP server (/api/mcp)', () => {
         await new Promise((resolve) => setTimeout(resolve, 500));
       }
       // Left alone for twice the idle time: gone.
-      await new Promise((resolve) => setTimeout(resolve, 6000));
+      await new Promise((resolve) => setTimeout(resolve, 6000)); // a wait for nothing: twice the idle time without a request
       assert.equal(await list(), 404, 'an idle session is dropped');
     } finally {
       await idle.stop();
@@ -1158,7 +1158,7 @@ describe('MCP server (/api/mcp)', () => {
             params: { name: 'job_wait', arguments: { job_id: slow.body.job_id, timeout_seconds: 8 } },
           }),
         }).then((answer) => answer.text());
-        await new Promise((resolve) => setTimeout(resolve, 800));
+        await new Promise((resolve) => setTimeout(resolve, 800)); // the call reaches the server and waits (no event shows it: no progress token)
         const cancelledAt = Date.now();
         const cancel = await fetch(`${b.url}/api/mcp`, {
           method: 'POST',

@@ -243,7 +243,7 @@ describe('media limits at intake (the service as a process)', () => {
     };
   }
 
-  it('makes the bomb of the issue: a valid 15000×15000 PNG of about 219 KB', (t) => {
+  it('makes a pixel bomb: a valid 15000×15000 PNG of about 219 KB', (t) => {
     const bomb = files.get('/bomb.png')!;
     t.diagnostic(`bomb: ${bomb.length} bytes, made in ${bombMs} ms`);
     assert.ok(bomb.length > 200_000 && bomb.length < 240_000, `${bomb.length} bytes`);

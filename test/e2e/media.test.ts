@@ -237,7 +237,12 @@ describe('GET /media/<id> with MEDIA_STORE=fs', () => {
     const socket = rawConnect(service.url, `HEAD /media/${video.media.id} HTTP/1.1\r\nHost: test\r\n\r\n`);
     let received = Buffer.alloc(0);
     socket.on('data', (chunk) => (received = Buffer.concat([received, chunk])));
-    await sleep(300);
+    /** Waits until the bytes received so far satisfy `done` (10 s at most). */
+    const receivedUntil = async (what: string, done: (bytes: Buffer) => boolean) => {
+      for (const deadline = Date.now() + 10_000; !done(received); await sleep(10))
+        assert.ok(Date.now() < deadline, `${what}: ${received.toString('latin1')}`);
+    };
+    await receivedUntil('the HEAD answer', (bytes) => parseHead(bytes) !== undefined);
     const head = parseHead(received);
     assert.ok(head);
     assert.equal(head.status, 200);
@@ -247,8 +252,9 @@ describe('GET /media/<id> with MEDIA_STORE=fs', () => {
     assert.equal(head.headers['accept-ranges'], 'bytes');
     assert.equal(head.rest.length, 0, 'no body bytes after a HEAD answer');
     // The next request on the same connection is answered from the first byte after the HEAD headers.
+    // (Any body bytes the HEAD answer wrongly sent would come before it and fail the match below.)
     socket.write('GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n');
-    await sleep(300);
+    await receivedUntil('the GET answer', (bytes) => parseHead(parseHead(bytes)!.rest) !== undefined);
     socket.destroy();
     assert.match(parseHead(received)!.rest.toString('latin1'), /^HTTP\/1\.1 200 OK\r\n/);
 
@@ -307,12 +313,14 @@ describe('GET /media/<id> with MEDIA_STORE=fs', () => {
           }
         }),
       );
-      await sleep(200);
+      await sleep(200); // mid-download: the server is waiting for the client to read
       socket.destroy();
     }
-    await sleep(500);
-    // Counted before any new request: the only connection left open is the warm-up's keep-alive one.
-    const fdsAfter = openFds(pid);
+    // Counted before any new request: the only connection left open is the warm-up's keep-alive one. The
+    // server closes the aborted downloads' files as it learns of each abort: wait until it has (10 s at most).
+    let fdsAfter = openFds(pid);
+    for (const deadline = Date.now() + 10_000; fdsAfter > fdsBefore && Date.now() < deadline; await sleep(50))
+      fdsAfter = openFds(pid);
     const health = await get(`${service.url}/healthz`);
     assert.equal(health.status, 200);
     const again = await get(url(video));
@@ -344,7 +352,7 @@ describe('GET /media/<id> with MEDIA_STORE=fs', () => {
     // Read a little, then stop reading for a while: the server must wait, not buffer the rest.
     await new Promise<void>((resolve) => socket.once('data', () => resolve()));
     socket.pause();
-    await sleep(2500);
+    await sleep(2500); // a wait for nothing: the server must not push the rest while the client does not read
     const heldBack = received;
     const rssPaused = residentBytes(pid);
     assert.ok(heldBack < big.data.length / 2, `received ${heldBack} bytes while not reading`);

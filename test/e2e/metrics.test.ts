@@ -6,7 +6,7 @@ import { invalidPrometheusLines, sampleValue } from '../helpers/prometheus.ts';
 
 const PROMETHEUS_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
-describe('GET /metrics (CONTRACT §3)', () => {
+describe('GET /metrics', () => {
   let mongo: TestMongo;
   let service: RunningService;
 

@@ -1,4 +1,4 @@
-// The production install of CONTRACT §13, as deploy/Dockerfile does it: package.json, the lock file, bin/ and a
+// The production install (docs/operator.md, Install and start), as deploy/Dockerfile does it: package.json, the lock file, bin/ and a
 // built dist/ in an empty folder, `npm ci --omit=dev --ignore-scripts`, then the compiled service runs from
 // there with no TypeScript tooling installed.
 import { describe, it, before, after } from 'node:test';
@@ -79,7 +79,7 @@ describe('production install (npm ci --omit=dev --ignore-scripts, then dist/)', 
       assert.equal(models.status, 200);
       assert.equal(models.body.models.length, 3);
 
-      // The dashboard, and the banner's demo credentials signing in to it (CONTRACT §11).
+      // The dashboard, and the banner's demo credentials signing in to it (docs/accounts.md).
       const page = await fetch(`${url}/`);
       assert.equal(page.status, 200);
       assert.match(await page.text(), /<script type="module"[^>]* src="\/assets\/[^"]+\.js"/);

@@ -1,4 +1,4 @@
-// User sign-in (CONTRACT §11, /work/tmp/accounts-oauth-contract.md "Sign-in"): the server-rendered sign-in
+// User sign-in (docs/accounts.md): the server-rendered sign-in
 // and account pages, the mf_session cookie, sessions in MongoDB (hashed, surviving a restart), sign-out and
 // sign-out everywhere, Origin checks, and the growing delays against password guessing.
 //
@@ -698,7 +698,7 @@ describe('growing delays', () => {
     for (let i = 0; i < 4; i++) assertPage(await fail(), 401);
     // The 5th waits about a second; meanwhile another attempt from the same address, even the right one.
     const waiting = timed(fail);
-    await sleep(150);
+    await sleep(150); // the 5th attempt is in its delay by now (nothing outside shows it)
     const parallel = await signIn(newBrowser(address), user.email, user.password);
     assertPage(parallel, 429);
     const retryAfter = parallel.headers.get('retry-after');

@@ -1,4 +1,4 @@
-// Accounts, second part (/work/tmp/dashboard-contract.md "Accounts, second part"; CONTRACT §11): one-time
+// Accounts (docs/accounts.md): one-time
 // sign-in links an operator hands over, self-registration with SIGNUP=open, and the embedded mode's demo
 // password. The service runs as a process; browsers are cookie jars over fetch reading the server-rendered pages.
 //

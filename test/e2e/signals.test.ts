@@ -92,7 +92,7 @@ async function drainsThroughDoubleSigterm(target: (npmPid: number) => number): P
   try {
     assertOwnGroups([database, ...renders], npmPid);
     await signalTwice(target(npmPid), 'SIGTERM', 200);
-    await sleep(300);
+    await sleep(300); // a wait for nothing: the service must still be draining, not exited
     assert.ok(isRunning(node.pid), 'the service still drains after the second SIGTERM');
     assert.ok(isRunning(database.pid), 'the embedded database outlived the signals');
     const health = await call(started.url, 'GET', '/healthz');

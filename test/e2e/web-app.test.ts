@@ -1,4 +1,4 @@
-// The dashboard as the service serves it (CONTRACT §11, §13): the page Vite built into dist/web answers every
+// The dashboard as the service serves it (docs/dashboard.md): the page Vite built into dist/web answers every
 // client-side path, never cached, under a Content-Security-Policy without inline script or style and never
 // framed; its hashed assets are immutable; anything else under /assets is 404.
 import { describe, it, before, after } from 'node:test';

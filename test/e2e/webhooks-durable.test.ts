@@ -90,7 +90,7 @@ async function restartBetweenAttempts(
     );
     assert.equal(pending[0]!.state, 'pending', JSON.stringify(pending));
     assert.equal(pending[0]!.attempts[0]!.status, 500);
-    await sleep(200);
+    await sleep(200); // a little way into the retry delay, as a restart between attempts would come
     await stop(nodes);
     const stoppedAt = performance.now();
     // Otherwise the old processes made the retry, and the scenario did not happen.
@@ -104,7 +104,7 @@ async function restartBetweenAttempts(
       30_000,
     );
     // Longer than a retry delay: a duplicate (or a third attempt) would have arrived by now.
-    await sleep(RETRY_DELAY_MS + 500);
+    await sleep(RETRY_DELAY_MS + 500); // a wait for nothing (see above)
 
     assert.equal(receiver.requests.length, 2, 'exactly two attempts in all');
     const [first, second] = receiver.requests as [ReceivedRequest, ReceivedRequest];
@@ -342,7 +342,7 @@ describe(
           20_000,
         );
         // Longer than a retry delay: duplicates or extra attempts would have arrived by now.
-        await sleep(2500);
+        await sleep(2500); // a wait for nothing (see above)
 
         for (const [k, key] of keys.entries()) {
           const hits = receiver.requestsTo(`/k${k}`);

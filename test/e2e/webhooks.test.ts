@@ -216,7 +216,7 @@ describe('job webhooks (single-node mode)', () => {
     const ids = received.map((r) => header(r, 'x-svc-delivery-id'));
     assert.equal(new Set(ids).size, 3, `a different delivery id per job: ${ids.join(', ')}`);
 
-    await sleep(DELAYS[0] + 1000);
+    await sleep(DELAYS[0] + 1000); // a wait for nothing: a second request would come after the first retry delay
     assert.equal(hook.requests.length, 3, 'no second request for any job');
   });
 
@@ -345,7 +345,7 @@ describe('job webhooks (single-node mode)', () => {
           [status],
         );
         assert.equal(delivery.next_attempt_at, null);
-        await sleep(DELAYS[0] + 1000);
+        await sleep(DELAYS[0] + 1000); // a wait for nothing: a second request would come after the first retry delay
         assert.equal(hook.requests.length, 1, `${status}: no retry`);
         const audit = await auditAttempts(keyId, 1);
         assert.deepEqual(
@@ -375,7 +375,7 @@ describe('job webhooks (single-node mode)', () => {
     const lastTs = Number(header(all[3]!, 'x-svc-timestamp'));
     assert.ok(lastTs - firstTs >= 2, `each attempt is signed at its own time (${firstTs} → ${lastTs})`);
 
-    await sleep(DELAYS[2] + 1500);
+    await sleep(DELAYS[2] + 1500); // a wait for nothing: a fifth attempt would come after the last retry delay
     assert.equal(hook.requests.length, 4, 'no fifth attempt');
     const delivery = await waitForDelivery(keyId, jobId, (d) => d.state !== 'pending');
     assert.equal(delivery.state, 'failed');
@@ -411,7 +411,7 @@ describe('job webhooks (single-node mode)', () => {
       delivery.attempts.map((a) => a.status),
       [307, 302, 200],
     );
-    await sleep(500);
+    await sleep(500); // a wait for nothing: the Location must never be requested
     assert.equal(elsewhere.requests.length, 0, 'the Location was never requested');
     assert.equal(hook.requests.length, 3);
   });
@@ -433,7 +433,7 @@ describe('job webhooks (single-node mode)', () => {
   });
 
   it('sends a retry to the URL set meanwhile: the URL is read at every attempt (a PUT keeps the secret)', async () => {
-    // Rotating the secret means clearing the URL, which drops waiting retries (CONTRACT §3; tested below);
+    // Rotating the secret means clearing the URL, which drops waiting retries (docs/webhooks.md, Rotating the secret; tested below);
     // a PUT over a URL that is set changes only the URL, and the waiting retry follows it.
     const oldHook = await receiver([500], 500);
     const newHook = await receiver();
@@ -472,7 +472,7 @@ describe('job webhooks (single-node mode)', () => {
     assert.equal(bodyOf(req!).job_id, hookedJob, 'deliveries are flowing');
     const bareEnd = await jobs.waitForEnd(bare.apiKey, bareJob);
     assert.equal(bareEnd.status, 'completed');
-    await sleep(1500);
+    await sleep(1500); // a wait for nothing: no delivery may come for the bare key's job
     assert.deepEqual(
       hook.requests.map((r) => bodyOf(r).job_id),
       [hookedJob],
@@ -498,7 +498,7 @@ describe('job webhooks (single-node mode)', () => {
       delivery.attempts.map((a) => a.status),
       [500],
     );
-    await sleep(DELAYS[0] + DELAYS[1] + 500);
+    await sleep(DELAYS[0] + DELAYS[1] + 500); // a wait for nothing: retries 2 and 3 would have come by now
     assert.equal(hook.requests.length, 1, 'no attempt after the URL was cleared');
   });
 

@@ -6,7 +6,7 @@
 // - Statuses IN_QUEUE (with queue_position) → IN_PROGRESS → COMPLETED, `logs` only with `?logs=1`, `metrics`
 //   when complete: https://docs.fal.ai/documentation/model-apis/inference/queue
 // - Cancel is a PUT: 202 {"status":"CANCELLATION_REQUESTED"} while queued, 400 {"status":"ALREADY_COMPLETED"}
-//   otherwise, NOT_FOUND for unknown ids: https://fal.ai/docs/inference-api/queue/cancel (the brief narrows it
+//   otherwise, NOT_FOUND for unknown ids: https://fal.ai/docs/inference-api/queue/cancel (we narrow it
 //   to queued requests, as fal's older page did: "Cancels a request that has not started processing").
 // - The response URL answers the model's own status code and body, errors included:
 //   https://fal.ai/docs/inference-api/queue/result
@@ -79,7 +79,7 @@ export interface ReceivedRequest {
 export interface FakeFalOptions {
   /** The accepted key (default 'fake-fal-key'). */
   key?: string;
-  /** The endpoints served (default: CONTRACT §5's defaults). */
+  /** The endpoints served (default: the models catalogue's). */
   endpoints?: ProviderEndpoints;
   /**
    * A path prefix under which status, result and cancel are served, and which the submit answer's URLs name

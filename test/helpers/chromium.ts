@@ -1,4 +1,4 @@
-// Debian's Chromium driven by playwright-core (DESIGN.md, dashboard row): never a downloaded browser
+// Debian's Chromium driven by playwright-core: never a downloaded browser
 // (`npx playwright install` cannot work here), always a fresh profile in its own --user-data-dir.
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -9,7 +9,7 @@ import { chromium, type BrowserContext, type BrowserContextOptions, type Page } 
 /** The browser: Debian's `chromium` package (`CHROMIUM_PATH` overrides it). */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
-/** The switches DESIGN.md names (Playwright adds --user-data-dir, our fresh folder, itself). */
+/** Headless switches for a container without a GPU or a session bus (Playwright adds --user-data-dir, our fresh folder, itself). */
 export const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',

@@ -5,7 +5,7 @@ import { adminClient, call, type ApiAnswer, type RunningService } from './servic
 import type { ProjectEvent } from '../../actors/ports/event-history.ts';
 import type { AssetView, ClipView } from '../../actors/project-views.ts';
 
-// A small client of the editor API (spec §4.7, CONTRACT §4.1) for end-to-end tests: plain HTTP, as users call it.
+// A small client of the editor API (docs/editor.md) for end-to-end tests: plain HTTP, as users call it.
 
 const BASE = '/api/v1/media-studio/projects';
 export const EDITOR_SCOPES = ['video-editor:read', 'video-editor:write'];
@@ -28,7 +28,7 @@ export interface InstructAnswer {
   credits_remaining?: number;
 }
 
-/** The export's 200 body (spec §4.7). */
+/** The export's 200 body (docs/editor.md, Export). */
 export interface ExportAnswer {
   asset_id: string;
   video_url: string;
@@ -97,7 +97,7 @@ export function editorClient(service: () => Pick<RunningService, 'url'>, token: 
       send<{ asset: Asset; error?: string; message?: string }>('POST', `/${projectId}/assets`, {
         body: { url },
       }),
-    /** `POST /<id>/export` (spec §4.7): the 200 body, or `{ error, message }`. */
+    /** `POST /<id>/export`: the 200 body, or `{ error, message }`. */
     exportVideo: (projectId: string, body: Record<string, unknown> = {}) =>
       send<ExportAnswer & { error?: string; message?: string }>('POST', `/${projectId}/export`, { body }),
     messages: (projectId: string, videoId: string, query = '') =>
@@ -124,7 +124,7 @@ export function makeMedia(kind: 'wav' | 'png', options: { seconds?: number; colo
   return execFileSync(ffmpeg, ['-v', 'error', ...input, 'pipe:1'], { maxBuffer: 16 * 1024 * 1024 });
 }
 
-/** Event types that change the timeline, library, context or project: they carry `data.revision` (CONTRACT §4.2). */
+/** Event types that change the timeline, library, context or project: they carry `data.revision` (docs/editor.md, Events). */
 export const REVISING_EVENT_TYPES = new Set([
   'asset.created',
   'clip.created',
@@ -136,7 +136,7 @@ export const REVISING_EVENT_TYPES = new Set([
 ]);
 
 /**
- * Checks one instruct answer (200) against spec §4.7 and CONTRACT §4.2: every field, events of this turn only,
+ * Checks one instruct answer (200) against docs/editor.md (Agent turns, Events): every field, events of this turn only,
  * in strictly increasing `seq`, from `turn.started` to `turn.completed`, revisions on changing events, at most
  * one media generation, a reply ending with a question. Returns the turn's id and what it charged.
  */
@@ -250,7 +250,7 @@ export function overlappingSpans(spans: TurnSpan[]): [TurnSpan, TurnSpan] | null
   return null;
 }
 
-/** A user's credit ledger entry (CONTRACT §3, `GET /api/admin/v1/users/<id>/ledger`). */
+/** A user's credit ledger entry (docs/operator.md, Admin API: `GET /api/admin/v1/users/<id>/ledger`). */
 export interface LedgerEntry {
   id: string;
   delta: number;

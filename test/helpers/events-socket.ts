@@ -1,7 +1,7 @@
 import WebSocket from 'ws';
 import type { EditorEvent } from './editor.ts';
 
-// A small client of the project events WebSocket (CONTRACT §4, §4.2) for end-to-end tests, on the `ws` package:
+// A small client of the project events WebSocket (docs/editor.md, The events WebSocket) for end-to-end tests, on the `ws` package:
 //
 //   const socket = await openEventsSocket(service.url, projectId, { token, since: 0 });
 //   await socket.waitForSeq(12);                 // replayed and live events land in socket.events

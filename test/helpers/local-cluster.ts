@@ -1,4 +1,4 @@
-// The local cluster of deploy/local/cluster.sh (CONTRACT §12) for tests and benches: 3 nats-server (JetStream
+// The local cluster of deploy/local/cluster.sh (docs/deploy.md) for tests and benches: 3 nats-server (JetStream
 // cluster), one jongodb and N service nodes as real detached processes, started in a fresh state folder.
 //
 //   const cluster = await startLocalCluster({ env: { SANDBOX_IMAGE_MS: '100' } });

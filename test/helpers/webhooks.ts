@@ -77,7 +77,7 @@ export function verifies(req: Pick<ReceivedRequest, 'headers' | 'body'>, secret:
 }
 
 /**
- * A delivery request as spec §6.2 has it: POST, JSON, the user agent, a delivery id (and the event, when
+ * A delivery request as docs/webhooks.md (The request) has it: POST, JSON, the user agent, a delivery id (and the event, when
  * given); a timestamp of the arrival time; a signature of that timestamp that verifies with `secret`.
  */
 export function assertSigned(

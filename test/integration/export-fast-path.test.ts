@@ -1,6 +1,6 @@
 // The fast path against a real ffmpeg: three whole 1280×720 30 fps h264/AAC clips (one with a quote and a
 // colon in its name) copied into a 16:9 export, checked with ffprobe and on the file's boxes, and timed against
-// re-encoding the same plan (the ratio is reported, not asserted: the budget is the bench's, issue 13).
+// re-encoding the same plan (the ratio is reported, not asserted: the budget is test/bench/export.ts's).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -234,7 +234,7 @@ describe('export fast path (real ffmpeg)', () => {
   });
 
   it('refuses a listed "mp4" that is really a playlist instead of probing it as one', async () => {
-    // The concat demuxer probes every file it opens; -format_whitelist keeps that to mov (DESIGN §3).
+    // The concat demuxer probes every file it opens; -format_whitelist keeps that to mov (source media is hostile input).
     const playlist = join(dir, 'playlist.mp4');
     await writeFile(
       playlist,

@@ -286,6 +286,7 @@ describe('probeExportSource', () => {
     it('never lets a playlist reach the address it names', async () => {
       await assertUnsupported(probeExportSource(file('playlist.mp4'), options));
       await assertUnsupported(probeExportSource(file('playlist-id3.mp3'), options));
+      // A wait for nothing: a connection ffprobe might make late must not come either.
       await new Promise((resolve) => setTimeout(resolve, 200));
       assert.equal(trap.connections, 0);
       assert.equal(trap.requests, 0);

@@ -35,6 +35,24 @@ function exists(pid: number): boolean {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The command name of a live pid, '' once it is gone. */
+function commandOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
+
+/** Waits until `nice` has exec'd ffmpeg in place (same pid, ffmpeg's name), or the pid is gone. */
+async function ffmpegExeced(pid: number, limitMs = 10_000): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  while (!['ffmpeg', ''].includes(commandOf(pid))) {
+    assert.ok(Date.now() < deadline, `pid ${pid} is still ${commandOf(pid)} after ${limitMs} ms`);
+    await sleep(10);
+  }
+}
+
 /** Resolves with the first pid `onSpawn`/`onPid` reports. */
 function pidWatch() {
   let resolvePid!: (pid: number) => void;
@@ -98,9 +116,9 @@ describe('runFfmpeg', () => {
       onSpawn: watch.seen,
     });
     const pid = await watch.first;
-    await sleep(500);
+    await ffmpegExeced(pid);
     if (existsSync(`/proc/${pid}/stat`)) {
-      // `nice` has exec'd ffmpeg in place by now: same pid, ffmpeg's name, 10 above our own niceness.
+      // `nice` has exec'd ffmpeg in place: same pid, ffmpeg's name, 10 above our own niceness.
       assert.equal(readFileSync(`/proc/${pid}/comm`, 'utf8').trim(), 'ffmpeg');
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       const nice = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
@@ -253,7 +271,7 @@ describe('createExportPool', () => {
         onPid: (pid, alive) => (alive ? watch.seen(pid) : gone.push(pid)),
       });
       const pid = await watch.first;
-      await sleep(300);
+      await ffmpegExeced(pid); // the abort kills a running ffmpeg, not `nice` about to exec it
       assert.ok(exists(pid));
       const started = Date.now();
       controller.abort();
@@ -288,7 +306,7 @@ describe('createExportPool', () => {
     const watch = pidWatch();
     const running = pool.run(plan(600, 'closed.mp4'), { timeoutMs: 600_000, onPid: watch.seen });
     const pid = await watch.first;
-    await sleep(300);
+    await ffmpegExeced(pid); // closing kills a running ffmpeg, not `nice` about to exec it
     const started = Date.now();
     await pool.close();
     const result = await running;

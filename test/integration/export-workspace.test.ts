@@ -1,5 +1,5 @@
 // Export workspaces against the real fs media store: sources copied into the export's own folder, each stored
-// file probed once across exports, and every failure named by its export error (CONTRACT §4.3).
+// file probed once across exports, and every failure named by its export error (docs/errors.md, Export errors).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';

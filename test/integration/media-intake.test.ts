@@ -239,6 +239,7 @@ describe('media intake', () => {
       const { intake } = await fresh();
       await assertUnsupported(takeIn(intake, 'playlist.mp4'));
       await assertUnsupported(takeIn(intake, 'playlist-id3.mp3'));
+      // A wait for nothing: a connection ffprobe might make late must not come either.
       await new Promise((resolve) => setTimeout(resolve, 200));
       assert.equal(trap.connections, before);
     });

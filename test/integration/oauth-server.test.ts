@@ -1,4 +1,4 @@
-// The OAuth 2.1 authorization server (CONTRACT §10) on its MongoDB store, against a real MongoDB-wire
+// The OAuth 2.1 authorization server (docs/mcp.md, Authorization) on its MongoDB store, against a real MongoDB-wire
 // server: registration rules, the authorization request's checks, code exchange with PKCE, rotation with
 // reuse detection, revocation, access tokens bound to the resource and to their lifetime; only hashes stored.
 import { describe, it, before, after } from 'node:test';

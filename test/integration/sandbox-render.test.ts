@@ -20,6 +20,16 @@ const { ffmpeg } = resolveFfmpeg({
   ffmpegPath: process.env.FFMPEG_PATH,
   ffprobePath: process.env.FFPROBE_PATH,
 });
+/**
+ * CPU time of this process's reaped children so far, in seconds: an ffmpeg's own, read before it starts and after
+ * it ended (the tests of this file run one at a time).
+ */
+function childrenCpuS(): number {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[13]) + Number(fields[14])) / 100; // cutime + cstime, in clock ticks of 10 ms
+}
+
 const TRICKY_PROMPT = `He said "it's 50% off": C:\\temp\\new %{pts} %{unknown:x} [a];b,c\nline two\\n 'quoted' \\'`;
 
 let dir: string;
@@ -106,6 +116,7 @@ describe('sandbox renderer (real ffmpeg)', () => {
   it('renders a 15 s 720p 16:9 H.264 video with an AAC track, quickly', async () => {
     const size = videoDimensions('720p', '16:9');
     const started = Date.now();
+    const cpuBefore = childrenCpuS();
     const path = await renderer.video({
       prompt: 'a lighthouse at dawn',
       durationSeconds: 15,
@@ -113,11 +124,15 @@ describe('sandbox renderer (real ffmpeg)', () => {
       audio: true,
       seed: 1,
     });
+    const cpu = childrenCpuS() - cpuBefore;
     const elapsed = Date.now() - started;
     await assertVideo(path, { durationSeconds: 15, ...size, audio: true });
-    assert.ok(elapsed < 20_000, `took ${elapsed} ms`);
     assert.deepEqual(await leftovers(), [path.slice(dir.length + 1)], 'only the output is left behind');
     await rm(path);
+    // Judged on the render's CPU time, not the wall clock: renders run niced, and on a shared machine a niced
+    // ffmpeg waits behind every other process (38 s of wall seen for 2.5 s of CPU). On an idle machine 20 s of
+    // wall is at least 20 s of CPU, so this is no looser than a 20 s wall-clock budget there.
+    assert.ok(cpu < 20, `took ${cpu.toFixed(2)} s of CPU (${elapsed} ms of wall)`);
   });
 
   it('runs ffmpeg below the service’s CPU priority', async () => {

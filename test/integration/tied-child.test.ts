@@ -63,6 +63,7 @@ describe(
         (isAlive) => !isAlive,
         5000,
       );
+      // A wait for nothing: the untied child must still be alive a while after its tied sibling died.
       await new Promise((resolve) => setTimeout(resolve, 300));
       try {
         assert.ok(alive(untiedPid), 'the untied child outlived its parent (the test can tell)');

@@ -56,7 +56,7 @@ const rejectsWith = (promise: Promise<unknown>, message: string) =>
   );
 
 describe('authenticator', () => {
-  it('answers the spec messages for a missing header and for malformed, unknown and revoked keys', async () => {
+  it('answers the documented messages for a missing header and for malformed, unknown and revoked keys', async () => {
     const keys = fakeKeys();
     const auth = createAuthenticator({
       keys: keys.repo,

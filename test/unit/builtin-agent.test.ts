@@ -27,7 +27,7 @@ interface Call {
 
 const VIDEO_ID = 'vv_main';
 
-/** A little editor behind the CONTRACT §9 tools: a library, one video's four tracks and the project context. */
+/** A little editor behind the agent tools: a library, one video's four tracks and the project context. */
 class FakeEditor implements AgentTools {
   assets: AgentAsset[] = [];
   clips: FakeClip[] = [];

@@ -92,7 +92,7 @@ describe('loadConfig', () => {
     );
   });
 
-  it('reads the LLM agent settings with CONTRACT §9 defaults; the base URL may be http (a local server)', () => {
+  it('reads the LLM agent settings with their defaults; the base URL may be http (a local server)', () => {
     assert.deepEqual(loadConfig({ AGENT: 'llm' }).llm, {
       baseUrl: 'https://api.openai.com/v1',
       apiKey: undefined,

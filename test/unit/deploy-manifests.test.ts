@@ -24,7 +24,7 @@ import {
   type K8sObject,
 } from '../helpers/manifest-schemas.ts';
 
-// The deployment files of CONTRACT §12 (deploy/compose.yaml, deploy/k8s/, deploy/Dockerfile, deploy/nginx.conf),
+// The deployment files of docs/deploy.md (deploy/compose.yaml, deploy/k8s/, deploy/Dockerfile, deploy/nginx.conf),
 // checked without a container engine or a cluster: against the published schemas, against src/platform/config.ts, and
 // against each other (ports, probes, grace periods, names).
 
@@ -98,7 +98,7 @@ const composeNodes = Object.entries(compose.services).filter(([, service]) => se
 const envNames = new Set(Object.keys(EnvSchema.properties));
 /** Variables the deployment may set beyond the service's own: Node's, read by node itself. */
 const ALSO_ALLOWED = new Set(['NODE_OPTIONS']);
-/** What a cluster deployment must say (CONTRACT §12); NODE_ID's default (hostname-pid) is unstable, so set too. */
+/** What a cluster deployment must say (docs/deploy.md); NODE_ID's default (hostname-pid) is unstable, so set too. */
 const REQUIRED = [
   'MONGO_URL',
   'NATS_URL',

@@ -371,7 +371,7 @@ describe('export service', () => {
       // Another project's deletion and this project's other events change nothing.
       await h.bus.publish('project.vp_2', { ...deletion, project_id: 'vp_2' });
       await h.bus.publish('project.vp_1', { ...deletion, type: 'clip.removed' });
-      await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 20)); // a wait for nothing: neither may abort the run
       assert.equal(abortedRuns, 0);
       await h.bus.publish('project.vp_1', deletion);
       await rejectsGone(answer);

@@ -1,4 +1,4 @@
-// Input image URLs (spec §4.2/§4.3, CONTRACT §4/§6): https URLs, or the service's own media URLs (any scheme),
+// Input image URLs (docs/api.md, Input images and own-media URLs): https URLs, or the service's own media URLs (any scheme),
 // whose path must decode; an own media URL with broken percent-encoding is refused with the field's URL message
 // and never reaches the store or a fetch.
 import { describe, it } from 'node:test';

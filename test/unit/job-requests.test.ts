@@ -1,5 +1,5 @@
-// The submit bodies' checks (spec §7.4, CONTRACT §6): one message per request, for the first failing field in
-// the spec's table order, word for word; defaults filled in; unknown fields ignored.
+// The submit bodies' checks (docs/errors.md, Validation): one message per request, for the first failing field in
+// the documented order, word for word; defaults filled in; unknown fields ignored.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createChecker } from '../../schemas/validate.ts';
@@ -17,7 +17,7 @@ const messageOf = (checked: ReturnType<typeof video.check> | ReturnType<typeof i
   checked.ok ? 'ok' : checked.message;
 
 describe('video generate body', () => {
-  it('fills in the spec defaults and ignores unknown fields', () => {
+  it('fills in the documented defaults and ignores unknown fields', () => {
     const checked = video.check({ prompt: 'a lighthouse', colour: 'red' });
     assert.equal(checked.ok, true);
     assert.deepEqual(checked.ok && { ...checked.value, colour: undefined }, {
@@ -79,7 +79,7 @@ describe('video generate body', () => {
 });
 
 describe('image generate body', () => {
-  it('fills in the spec defaults', () => {
+  it('fills in the documented defaults', () => {
     const checked = image.check({ prompt: 'a cat' });
     assert.deepEqual(checked.ok && checked.value, {
       prompt: 'a cat',
@@ -123,7 +123,7 @@ describe('image generate body', () => {
 });
 
 describe('sandbox markers', () => {
-  it('reads each marker of CONTRACT §7 and ignores everything else', () => {
+  it('reads each sandbox marker ([sandbox:fail-submit], fail, hang, empty...) and ignores everything else', () => {
     assert.deepEqual(sandboxBehaviour('a cat [sandbox:fail-submit]'), { kind: 'fail-submit' });
     assert.deepEqual(sandboxBehaviour('[sandbox:fail] a cat'), { kind: 'fail' });
     assert.deepEqual(sandboxBehaviour('[sandbox:hang]'), { kind: 'hang' });

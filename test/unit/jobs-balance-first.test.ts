@@ -1,4 +1,4 @@
-// A submit checks the user's balance before fetching input images (issue 10): a user who cannot pay gets the
+// A submit checks the user's balance before fetching input images: a user who cannot pay gets the
 // debit's own 402 and the service downloads nothing, writes no job and sends no debit. The debit stays the
 // authority: a balance that suffices at the check goes on to the fetch and the debit as before.
 import { describe, it } from 'node:test';

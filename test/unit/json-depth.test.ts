@@ -1,4 +1,4 @@
-// The nesting limit of JSON bodies (CONTRACT §6): deeper than 64 levels answers 400 `Request body is nested too
+// The nesting limit of JSON bodies (docs/errors.md, Validation): deeper than 64 levels answers 400 `Request body is nested too
 // deeply`, checked right after `Invalid JSON body`, without recursion at any depth a 1 MiB body can reach.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';

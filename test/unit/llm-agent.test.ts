@@ -1,4 +1,4 @@
-// The LLM agent's turn loop (CONTRACT §9) against a scripted chat client: words streamed as they come, tool
+// The LLM agent's turn loop (docs/editor.md, The LLM agent) against a scripted chat client: words streamed as they come, tool
 // calls run in order through the runtime's tools with their results sent back, malformed calls refused,
 // AGENT_MAX_STEPS, token usage, and the prompt (rules, project, library, timeline, thread within its budget).
 import { describe, it } from 'node:test';

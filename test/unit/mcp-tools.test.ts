@@ -22,7 +22,7 @@ const ALL_SCOPES: Scope[] = [
   'video-editor:write',
 ];
 
-/** The scope of each tool: REST's where it mirrors a route (spec §4.6, the routes' `auth.scope`). */
+/** The scope of each tool: REST's where it mirrors a route (docs/api.md, Scopes; the routes' `auth.scope`). */
 const EXPECTED_SCOPES: Record<string, Scope | undefined> = {
   list_models: 'models:read',
   estimate_cost: 'models:read',
@@ -140,7 +140,7 @@ describe('MCP tools', () => {
   const { deps } = fakeDeps();
   const tools = createMcpTools(deps);
 
-  it('are the 17 tools of CONTRACT §10, each named once', () => {
+  it('are the 17 tools the MCP server offers, each named once', () => {
     assert.equal(tools.length, 17);
     assert.deepEqual(new Set(tools.map((tool) => tool.name)), new Set(Object.keys(EXPECTED_SCOPES)));
   });
@@ -175,7 +175,7 @@ describe('MCP tools', () => {
 });
 
 describe('estimate_cost', () => {
-  it('prices as spec §8 does', () => {
+  it('prices each model, duration, resolution and image count as the price list does', () => {
     assert.deepEqual(estimateCost({ model: 'vidmodel-2.0' }), { model: 'vidmodel-2.0', credits: 1135 });
     assert.deepEqual(estimateCost({ model: 'vidmodel-2.0-fast', duration_seconds: 5 }), {
       model: 'vidmodel-2.0-fast',

@@ -229,6 +229,7 @@ describe('metrics registry', () => {
     const registry = createMetricsRegistry();
     const stop = registerProcessMetrics(registry);
     try {
+      // The loop-delay histogram samples every few ms while the loop runs: let it run some.
       await new Promise((resolve) => setTimeout(resolve, 100));
       const lag = sampleValue(registry.render(), 'mf_nodejs_eventloop_lag_seconds');
       assert.ok(lag !== undefined && Number.isFinite(lag) && lag >= 0, `lag ${lag}`);

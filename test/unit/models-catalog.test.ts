@@ -28,7 +28,7 @@ describe('models catalogue', () => {
     );
   });
 
-  it('describes the standard video model exactly as CONTRACT §5', () => {
+  it('describes the standard video model: name, capabilities, credits per second by resolution, endpoints', () => {
     const model = entry('vidmodel-2.0');
     assert.equal(model.type, 'video');
     assert.equal(model.name, 'VidModel 2.0');
@@ -45,7 +45,7 @@ describe('models catalogue', () => {
     });
   });
 
-  it('describes the fast video model exactly as CONTRACT §5', () => {
+  it('describes the fast video model: name, text-to-video only, credits per second by resolution, endpoint', () => {
     const model = entry('vidmodel-2.0-fast');
     assert.equal(model.type, 'video');
     assert.equal(model.name, 'VidModel 2.0 Fast');
@@ -59,7 +59,7 @@ describe('models catalogue', () => {
     assert.deepEqual(model.provider_endpoints, { 'text-to-video': 'fal-ai/vidmodel-2.0/fast/text-to-video' });
   });
 
-  it('describes the image model exactly as CONTRACT §5', () => {
+  it('describes the image model: name, capabilities, 50 credits per image, endpoints', () => {
     const model = entry('imgmodel-2');
     assert.equal(model.type, 'image');
     assert.equal(model.name, 'ImgModel 2');
@@ -110,7 +110,7 @@ describe('models catalogue', () => {
     );
   });
 
-  it('lists the video request fields of spec §4.2 with their defaults and allowed values', () => {
+  it('lists the video request fields with their defaults and allowed values', () => {
     const { params } = entry('vidmodel-2.0');
     assert.deepEqual(Object.keys(params), [
       'prompt',
@@ -142,7 +142,7 @@ describe('models catalogue', () => {
     assert.equal(params.fast?.required, true);
   });
 
-  it('lists the image request fields of spec §4.3 with their defaults and limits', () => {
+  it('lists the image request fields with their defaults and limits', () => {
     const { params } = entry('imgmodel-2');
     assert.deepEqual(Object.keys(params), ['prompt', 'image_urls', 'num_images', 'aspect_ratio', 'seed']);
     assert.deepEqual(params.num_images, { type: 'integer', default: 1, min: 1, max: 4 });

@@ -1,4 +1,4 @@
-// Passwords (CONTRACT §11): scrypt hashes with a salt each, the parameters stored with them, verified in
+// Passwords (docs/accounts.md): scrypt hashes with a salt each, the parameters stored with them, verified in
 // constant time; a malformed stored hash matches nothing.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';

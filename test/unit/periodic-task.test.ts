@@ -43,11 +43,11 @@ describe('periodic task', () => {
         finished++;
       },
     });
-    await sleep(20); // the first run is in progress
+    while (started === 0) await sleep(1); // stop while the first run is in progress
     await task.stop();
     assert.equal(started, 1);
     assert.equal(finished, 1);
-    await sleep(30);
+    await sleep(30); // a wait for nothing: 30 intervals without a run after stop
     assert.equal(started, 1);
   });
 
@@ -62,7 +62,7 @@ describe('periodic task', () => {
         throw new Error('boom');
       },
     });
-    await sleep(60);
+    for (const deadline = Date.now() + 10_000; runs < 2 && Date.now() < deadline;) await sleep(2);
     await task.stop();
     assert.ok(runs >= 2, `ran ${runs} times`);
   });

@@ -1,5 +1,5 @@
 // Routes validate from their definition (the schemas the OpenAPI document shows): the pipeline's checkers are
-// compiled from the real route definitions, and the URL rules run at their field's place (CONTRACT §6).
+// compiled from the real route definitions, and the URL rules run at their field's place (docs/errors.md, Validation).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { AppError } from '../../src/platform/core/errors.ts';
@@ -48,7 +48,7 @@ function paramsAndQuery(definition: RouteDefinition, params: Record<string, stri
   }
 }
 
-describe('route input: bodies in the order of the spec table, URL rules at their field', () => {
+describe('route input: bodies checked in the documented order, URL rules at their field', () => {
   const cases: Array<[string, RouteDefinition, Record<string, unknown>, string]> = [
     [
       'an http image_url answers before a fast of the wrong type',

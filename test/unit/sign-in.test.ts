@@ -1,4 +1,4 @@
-// Sign-in (CONTRACT §11): growing delays per address and per account that never lock an owner out, one
+// Sign-in (docs/accounts.md): growing delays per address and per account that never lock an owner out, one
 // attempt at a time per address, sessions named by a hashed cookie, and the pages' escaping and redirects.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Webhook URLs at configuration (CONTRACT §3): https only (http only with WEBHOOK_ALLOW_PRIVATE=true); unless
+// Webhook URLs at configuration (docs/webhooks.md, The URL): https only (http only with WEBHOOK_ALLOW_PRIVATE=true); unless
 // private targets are allowed, a host that is a literal non-public address in any notation, or a special-use name
 // (`localhost`, `*.local`, `*.internal`, `*.home.arpa`, `*.onion`...), is refused; what is stored is the parsed,
 // normalised URL. The address rules are the egress guard's own.

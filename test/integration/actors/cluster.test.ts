@@ -174,7 +174,7 @@ describe('actors in three processes on one NATS', { skip: skipWithoutNats() }, (
     return { entries: entries.length };
   }
 
-  // jongodb's inserts slow down with the ledger's size (DESIGN.md §3): 3000 entries take about two minutes.
+  // jongodb's inserts slow down with the ledger's size: 3000 entries take about two minutes.
   it(
     'keeps 3000 interleaved commands from three processes gap-free, ordered and exact',
     { timeout: 400_000 },

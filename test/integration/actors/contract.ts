@@ -134,16 +134,19 @@ export function actorContract(transport: TransportName, natsUrl: () => string | 
       const [a, b] = keysOnDifferentPartitions();
       let releaseA!: () => void;
       const aMayFinish = new Promise<void>((resolve) => (releaseA = resolve));
+      let aStarted!: () => void;
+      const aRunning = new Promise<void>((resolve) => (aStarted = resolve));
       const { system, kind } = track(
         await start(async (key) => {
-          if (key === a)
+          if (key === a) {
+            aStarted();
             await aMayFinish; // would never finish if b had to wait for a
-          else releaseA();
+          } else releaseA();
           return key;
         }),
       );
       const first = system.ask(kind, a, { type: 'run' });
-      await sleep(50);
+      await aRunning; // b is sent while a's handler is running
       assert.equal(await system.ask(kind, b, { type: 'run' }), b);
       assert.equal(await first, a);
     });
@@ -447,7 +450,7 @@ export function actorContract(transport: TransportName, natsUrl: () => string | 
       await assert.rejects(system.ask(actor.kind, 'gone', { type: 'run', fail: 'always' }), {
         code: 'unavailable',
       });
-      await sleep(20); // nothing late either
+      await sleep(20); // a wait for nothing: no listener may hear anything late either
       assert.deepEqual(heard.get('ok'), [
         { seq: 1, attempt: 1, at: '1970-01-01T00:00:00.000Z' },
         { seq: 2, attempt: 1 },

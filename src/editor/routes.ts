@@ -36,18 +36,7 @@ import {
 import type { ProjectRecord } from '../../actors/index.ts';
 import type { EditorService } from './editor-service.ts';
 import type { EditorTurns } from './turns/editor-turns.ts';
-
-/** Media types an upload may be sent as (docs/editor.md, Uploads and imports); what it is comes from the probe, not from this. */
-export const UPLOAD_CONTENT_TYPES = [
-  'image/png',
-  'image/jpeg',
-  'image/webp',
-  'video/mp4',
-  'video/quicktime',
-  'audio/mpeg',
-  'audio/wav',
-  'audio/mp4',
-] as const;
+import { UPLOAD_CONTENT_TYPES } from '../../schemas/vocabulary.ts';
 
 const READ = { kind: 'key', scope: 'video-editor:read' } as const;
 const WRITE = { kind: 'key', scope: 'video-editor:write' } as const;

@@ -1,3 +1,4 @@
+import { TEST_DELIVERY_PREFIX } from '../../schemas/vocabulary.ts';
 import type { Logger } from 'pino';
 import { AppError, randomBase62, type Clock, type AuditLog } from '../platform/index.ts';
 import { webhookSignature } from './webhook-signature.ts';
@@ -66,7 +67,6 @@ export function deliveryBody(job: JobRecord): string {
 }
 
 /** Test deliveries' ids: `dlv_test_…`, announcing the made-up job `job_test_…` (docs/webhooks.md). */
-export const TEST_DELIVERY_PREFIX = 'dlv_test_';
 const TEST_JOB_PREFIX = 'job_test_';
 
 /** A `job.completed` body of a job that never ran, marked `"test": true` (docs/webhooks.md "Test deliveries"). */

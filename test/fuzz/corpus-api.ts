@@ -11,7 +11,7 @@ import {
   randomQuery,
   type Random,
 } from '../helpers/fuzz-values.ts';
-import { UPLOAD_CONTENT_TYPES } from '../../src/editor/routes.ts';
+import { UPLOAD_CONTENT_TYPES } from '../../schemas/vocabulary.ts';
 import type { FuzzCase } from './harness.ts';
 import type { FuzzProject, World } from './world.ts';
 

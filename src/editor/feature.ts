@@ -103,8 +103,9 @@ export function editorFeature(
   });
   const generated = createGeneratedAssets({ store, commands, projects });
   // Resolves once a completed editor job's media are an asset of its project (a rejection, or a turn that
-  // still holds the project, leaves the job flagged in the jobs' outbox, which tells this again).
-  const unsubscribe = platform.jobEvents.subscribe('job.finished', (job) => generated.addDelivered(job));
+  // still holds the project, leaves the job flagged in the jobs' outbox, which tells this again). Never
+  // unsubscribed: a subscriber missing at shutdown would let the outbox confirm what it never handled.
+  platform.jobEvents.subscribe('job.finished', (job) => generated.addDelivered(job));
   const editor = createEditorService({
     commands,
     credits: platform.credits,
@@ -175,7 +176,6 @@ export function editorFeature(
       });
     },
     async stop() {
-      unsubscribe();
       await sweep?.stop();
     },
   };

@@ -75,8 +75,10 @@ export async function webhooksFeature(
     logger: log,
   });
   // Resolves once the delivery is stored and scheduled (or the key has no URL); a rejection leaves the job
-  // flagged in the jobs' outbox, which announces it again.
-  const unsubscribe = platform.jobEvents.subscribe('job.finished', (job) => webhooks.jobFinished(job));
+  // flagged in the jobs' outbox, which announces it again. Never unsubscribed, not even at stop: a job that
+  // ends during the shutdown must find its subscriber failing (the scheduler is closed: the flag stays), not
+  // missing (the outbox would confirm an announcement nobody heard).
+  platform.jobEvents.subscribe('job.finished', (job) => webhooks.jobFinished(job));
   let sweep: PeriodicTask | undefined;
   return {
     routes: webhookTestRoutes({ webhooks, keys: platform.repositories.keys }),
@@ -90,7 +92,6 @@ export async function webhooksFeature(
       });
     },
     async stop() {
-      unsubscribe();
       await sweep?.stop();
       await scheduler.close();
     },

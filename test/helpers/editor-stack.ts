@@ -12,7 +12,7 @@ import { createBuiltinAgent } from '../../src/editor/agents/builtin.ts';
 import { createActorSystem, type ActorSystem } from '../../actors/runtime/system.ts';
 import { createInProcessEventBus } from '../../actors/runtime/event-bus.ts';
 import { createInProcessTransport } from '../../actors/runtime/in-process.ts';
-import { projectActor, projectCommands } from '../../actors/project.ts';
+import { projectActor, projectCommands, type ProjectCommands } from '../../actors/project.ts';
 import { userActor, userCredits } from '../../actors/user.ts';
 import { systemClock, type Clock } from '../../src/platform/core/clock.ts';
 import type { AgentModel } from '../../src/editor/agents/agent-model.ts';
@@ -46,7 +46,7 @@ export interface EditorStack {
   repositories: Awaited<ReturnType<typeof repositoriesOn>>;
   editor: EditorService;
   turns: ReturnType<typeof createEditorTurns>;
-  commands: ReturnType<typeof projectCommands>;
+  commands: ProjectCommands;
   close(): Promise<void>;
 }
 

@@ -48,7 +48,6 @@ export {
   pause,
   progressReporter,
   requireScope,
-  sameList,
   submitted,
   untilCancelled,
 } from './mcp-tool/tool-support.ts';

@@ -115,9 +115,6 @@ export function progressReporter(ctx: ToolContext) {
   };
 }
 
-export const sameList = (a: unknown, b: readonly string[]) =>
-  Array.isArray(a) && a.length === b.length && a.every((item, index) => item === b[index]);
-
 /** A body checked as its route checks it: the route's message on failure. */
 export function checked<T>(
   checker: { check(input: unknown): { ok: true; value: T } | { ok: false; message: string } },

@@ -17,3 +17,20 @@ export type {
   ExportWorkspaces,
 } from './export/work-order.ts';
 export type { ExportPoolMessage, ExportTask, ExportWorkerMessage } from './export/worker.ts';
+export { probeExportSource } from './probe/export-probe.ts';
+export { frameRate } from './probe/header-limits.ts';
+export { readImageSize, type ImageSize } from './probe/image-size.ts';
+export { sniffImageType } from './probe/image-type.ts';
+export { imageLimitBreach, mediaLimits, MediaOverLimit, type MediaLimits } from './probe/media-limits.ts';
+export {
+  interpretProbe,
+  mainStreams,
+  probeChecked,
+  probeFile,
+  unsupportedMedia,
+  type MediaProbeOptions,
+  type ProbedMedia,
+} from './probe/probe.ts';
+export type { ProbeJson, ProbeStream } from './probe/probe-json.ts';
+export type { ProbeOutcome, ProbeTask } from './probe/probe-worker.ts';
+export { SNIFF_BYTES, sniffContainer, type SniffedContainer } from './probe/sniff.ts';

@@ -5,7 +5,7 @@
 // A probe is mostly waiting on its child, so one thread runs several at once (`concurrentTasksPerWorker`).
 import { Piscina } from 'piscina';
 import type { Logger } from 'pino';
-import type { ExportSource } from '../../workers/index.ts';
+import type { ExportSource, ProbeOutcome, ProbeTask } from '../../workers/index.ts';
 import { workerExecArgv, workerModuleUrl, unsupportedMedia } from '../platform/index.ts';
 
 export interface ProbePoolOptions {
@@ -26,28 +26,14 @@ export interface ProbePool {
   close(): Promise<void>;
 }
 
-/** One probe, as posted to a thread. */
-export interface ProbeTask {
-  path: string;
-  ffmpegPath: string;
-  ffprobePath: string;
-}
-
-/**
- * A probe's answer across the thread boundary. Structured clone keeps an `Error`'s message but not its class,
- * code, details or cause, so the thread sends the refusal's reason and the main thread rebuilds the `AppError`.
- */
-export type ProbeOutcome =
-  { ok: true; source: ExportSource } | { ok: false; unsupported: string } | { ok: false; error: string };
-
 /** How long close() lets running probes finish before the threads are stopped (their children left to end). */
 const CLOSE_GRACE_MS = 5_000;
 
-/** A Piscina pool probing export sources in worker threads (probe-worker.ts). */
+/** A Piscina pool probing export sources in worker threads (workers/probe/probe-worker.ts). */
 export function createProbePool(options: ProbePoolOptions): ProbePool {
   const { ffmpegPath, ffprobePath, threads = 1, concurrentPerThread = 4, logger } = options;
-  // Under tsx `./probe-worker.ts` beside this file; compiled, `dist/src/export/probe-worker.js`.
-  const workerUrl = workerModuleUrl('./probe-worker', import.meta.url);
+  // Under tsx `workers/probe/probe-worker.ts`; compiled, `dist/workers/probe/probe-worker.js`.
+  const workerUrl = workerModuleUrl('../../workers/probe/probe-worker', import.meta.url);
   const piscina = new Piscina<ProbeTask, ProbeOutcome>({
     filename: workerUrl.href,
     minThreads: threads,

@@ -60,21 +60,27 @@ export {
   type ToolResult,
 } from './mcp-tool/tool.ts';
 export { fontFile, resolveFfmpeg } from './media/ffmpeg-path.ts';
-export { frameRate } from './media/header-limits.ts';
-export { readImageSize, type ImageSize } from './media/image-size.ts';
-export { sniffImageType } from './media/image-type.ts';
 export type { IntakeResult, MediaIntake } from './media/media-intake-port.ts';
 export { createMediaIntake } from './media/media-intake.ts';
-export { imageLimitBreach, mediaLimits, MediaOverLimit, type MediaLimits } from './media/media-limits.ts';
+// The probe of hostile media lives in workers/ (the export's probe thread runs it); the platform passes it on.
 export {
+  frameRate,
+  imageLimitBreach,
   interpretProbe,
   mainStreams,
+  mediaLimits,
+  MediaOverLimit,
   probeChecked,
+  readImageSize,
+  sniffImageType,
   unsupportedMedia,
+  type ImageSize,
+  type MediaLimits,
   type MediaProbeOptions,
-} from './media/probe.ts';
-export type { ProbeJson, ProbeStream } from './media/probe-json.ts';
-export type { SniffedContainer } from './media/sniff.ts';
+  type ProbeJson,
+  type ProbeStream,
+  type SniffedContainer,
+} from '../../workers/index.ts';
 export { connectMongo, isDuplicateKeyError, type MongoConnection } from './mongo/connect.ts';
 export { mongoCompatFor, type MongoCompat } from './mongo/compat.ts';
 export { startEmbeddedMongo } from './mongo/embedded-jongodb.ts';

@@ -33,7 +33,7 @@ import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { resolveFfmpeg } from '../../src/platform/media/ffmpeg-path.ts';
-import { UNSUPPORTED_MEDIA_MESSAGE } from '../../src/platform/media/probe.ts';
+import { UNSUPPORTED_MEDIA_MESSAGE } from '../../workers/probe/probe.ts';
 import { editorClient, editorUser, type Asset } from '../helpers/editor.ts';
 import { startMongo, type TestMongo } from '../helpers/mongo.ts';
 import { startService, type RunningService } from '../helpers/service.ts';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { createExportWorkspaces } from '../../src/export/workspace.ts';
-import { unsupportedMedia } from '../../src/platform/media/probe.ts';
+import { unsupportedMedia } from '../../workers/probe/probe.ts';
 import { createFsMediaStore } from '../../src/platform/storage/fs-store.ts';
 import { AppError } from '../../src/platform/core/errors.ts';
 import { newMediaId } from '../../src/platform/storage/media-id.ts';

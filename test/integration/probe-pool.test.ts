@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { createProbePool, type ProbePool } from '../../src/export/probe-pool.ts';
-import { probeExportSource } from '../../src/export/export-probe.ts';
-import { UNSUPPORTED_MEDIA_MESSAGE, type MediaProbeOptions } from '../../src/platform/media/probe.ts';
+import { probeExportSource } from '../../workers/probe/export-probe.ts';
+import { UNSUPPORTED_MEDIA_MESSAGE, type MediaProbeOptions } from '../../workers/probe/probe.ts';
 import { AppError } from '../../src/platform/core/errors.ts';
 import { ffmpeg, ffprobe, openEndedMdat } from '../helpers/media-analysis.ts';
 

@@ -2,7 +2,7 @@
 // headers byte by byte; a header cut short asks for more bytes, and garbage is invalid, never a made-up size.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readImageSize, type ImageSize } from '../../src/platform/media/image-size.ts';
+import { readImageSize, type ImageSize } from '../../workers/probe/image-size.ts';
 
 const hex = (text: string) => Buffer.from(text.replace(/\s+/g, ''), 'hex');
 const ascii = (text: string) => Buffer.from(text, 'latin1');

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { sniffImageType } from '../../src/platform/media/image-type.ts';
+import { sniffImageType } from '../../workers/probe/image-type.ts';
 
 const bytes = (...parts: Array<number[] | string>) =>
   Buffer.concat(

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createInboundImages, isAcceptedImageUrl, ownMediaId } from '../../src/jobs/inbound-images.ts';
 import { Readable } from 'node:stream';
 import { AppError } from '../../src/platform/core/errors.ts';
-import { mediaLimits } from '../../src/platform/media/media-limits.ts';
+import { mediaLimits } from '../../workers/probe/media-limits.ts';
 import type { MediaStore, StoredMedia } from '../../src/platform/storage/media-store.ts';
 
 const BASE = 'http://127.0.0.1:8080';

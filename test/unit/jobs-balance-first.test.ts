@@ -9,7 +9,7 @@ import { createInboundImages, isAcceptedImageUrl } from '../../src/jobs/inbound-
 import { jobRoutes } from '../../src/jobs/routes.ts';
 import { compileRouteInput } from '../../src/platform/http/route-input.ts';
 import { AppError } from '../../src/platform/core/errors.ts';
-import { mediaLimits } from '../../src/platform/media/media-limits.ts';
+import { mediaLimits } from '../../workers/probe/media-limits.ts';
 import type { VideoGenerateRequest, ImageGenerateRequest } from '../../schemas/jobs.ts';
 import type { MediaStore } from '../../src/platform/storage/media-store.ts';
 

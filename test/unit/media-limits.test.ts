@@ -8,7 +8,7 @@ import {
   MediaOverLimit,
   probeMaxPixels,
   videoLimitBreach,
-} from '../../src/platform/media/media-limits.ts';
+} from '../../workers/probe/media-limits.ts';
 
 const limits = mediaLimits(40_000_000);
 

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { SNIFF_BYTES, sniffContainer } from '../../src/platform/media/sniff.ts';
+import { SNIFF_BYTES, sniffContainer } from '../../workers/probe/sniff.ts';
 
 const hex = (text: string) => Buffer.from(text.replace(/\s+/g, ''), 'hex');
 const ascii = (text: string) => Buffer.from(text, 'latin1');

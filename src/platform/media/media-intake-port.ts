@@ -1,22 +1,10 @@
 import type { Readable } from 'node:stream';
-import type { AssetKind } from '../../../schemas/editor-terms.ts';
 import type { StoredMedia } from '../storage/media-store.ts';
+import type { ProbedMedia } from '../../../workers/index.ts';
 
 // Media the service reads from users (uploads, imports, reference images) are hostile input
 // (docs/architecture.md, Dependencies): they are probed before anything keeps them, and what they are is
 // taken from the probe, never from a header.
-
-/** What the probe found. */
-export interface ProbedMedia {
-  kind: AssetKind;
-  /** From the probe: `image/png`, `image/jpeg`, `image/webp`, `video/mp4`, `video/quicktime`, `audio/mpeg`, `audio/wav`, `audio/aac`, `audio/mp4`. */
-  contentType: string;
-  /** The demuxer that read it (`mov`, `mp3`, `wav`, `aac`, `png_pipe`, `jpeg_pipe`, `webp_pipe`, ...). */
-  format: string;
-  duration_sec?: number;
-  width?: number;
-  height?: number;
-}
 
 /** A file taken in: stored under its probed content type. */
 export interface IntakeResult {

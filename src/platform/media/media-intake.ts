@@ -6,13 +6,17 @@ import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { AppError } from '../core/errors.ts';
 import { extensionFor } from '../storage/media-id.ts';
-import type { MediaLimits } from './media-limits.ts';
 import type { IntakeResult, MediaIntake } from './media-intake-port.ts';
 import type { MediaStore } from '../storage/media-store.ts';
 import { FetchRefused } from '../net/fetch-refused.ts';
 import { HttpStatusRefused, type GuardedFetch } from '../net/guarded-fetch.ts';
-import { probeFile, unsupportedMedia } from './probe.ts';
-import { SNIFF_BYTES, sniffContainer } from './sniff.ts';
+import {
+  probeFile,
+  SNIFF_BYTES,
+  sniffContainer,
+  unsupportedMedia,
+  type MediaLimits,
+} from '../../../workers/index.ts';
 
 /** What the intake needs; `app.ts` wires the real ones, tests pass the same factory their own. */
 export interface MediaIntakeDeps {

@@ -1,4 +1,4 @@
-import { AppError } from '../core/errors.ts';
+import { AppError } from '../../src/platform/core/index.ts';
 
 // How large media from users may be (docs/editor.md "Media limits"): the work and memory a file costs grow
 // with its pixels, frames and length, and a few hundred kilobytes can declare a picture of gigabytes. Files

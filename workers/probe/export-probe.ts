@@ -1,18 +1,11 @@
 // The probe of an export's sources: the same checks and single ffprobe run as an upload's probe (probe.ts:
 // magic bytes, completeness, forced demuxer, file/pipe protocols only, niced and time-limited), read for what
 // the render needs to plan its filters: codecs, stored size, frame rate, pixel format, rotation.
-import type { ExportSource } from '../../workers/index.ts';
-import {
-  frameRate,
-  interpretProbe,
-  mainStreams,
-  probeChecked,
-  unsupportedMedia,
-  type MediaProbeOptions,
-  type ProbeJson,
-  type ProbeStream,
-  type SniffedContainer,
-} from '../platform/index.ts';
+import type { ExportSource } from '../export/plan.ts';
+import { frameRate } from './header-limits.ts';
+import { interpretProbe, mainStreams, probeChecked, unsupportedMedia, type MediaProbeOptions } from './probe.ts';
+import type { ProbeJson, ProbeStream } from './probe-json.ts';
+import type { SniffedContainer } from './sniff.ts';
 
 /**
  * What the staged source file at `path` is, for an export, or the 415 `AppError` of `unsupportedMedia` (the

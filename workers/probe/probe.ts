@@ -1,14 +1,25 @@
 import { spawn } from 'node:child_process';
 import { open } from 'node:fs/promises';
 import { setPriority } from 'node:os';
-import { AppError } from '../core/errors.ts';
+import { AppError, niceAutogroup, tiedToThisThread } from '../../src/platform/core/index.ts';
 import { imageLimitBreach, MediaOverLimit, probeMaxPixels, type MediaLimits } from './media-limits.ts';
-import type { ProbedMedia } from './media-intake-port.ts';
+import type { AssetKind } from '../../schemas/editor-terms.ts';
 import { checkCompleteness } from './completeness.ts';
 import type { ProbeJson, ProbeStream } from './probe-json.ts';
 import { hasUndecodedVideo, readImageFileSize, videoBreach } from './header-limits.ts';
 import { SNIFF_BYTES, sniffContainer, type MediaContainer, type SniffedContainer } from './sniff.ts';
-import { niceAutogroup, tiedToThisThread } from '../core/tied-child.ts';
+
+/** What the probe found. */
+export interface ProbedMedia {
+  kind: AssetKind;
+  /** From the probe: `image/png`, `image/jpeg`, `image/webp`, `video/mp4`, `video/quicktime`, `audio/mpeg`, `audio/wav`, `audio/aac`, `audio/mp4`. */
+  contentType: string;
+  /** The demuxer that read it (`mov`, `mp3`, `wav`, `aac`, `png_pipe`, `jpeg_pipe`, `webp_pipe`, ...). */
+  format: string;
+  duration_sec?: number;
+  width?: number;
+  height?: number;
+}
 
 /** The binaries (from `resolveFfmpeg`) and the time each child may take. */
 export interface MediaProbeOptions {

@@ -31,11 +31,31 @@ function parentOfSleeper(tied: boolean, ownGroup = false) {
     stdio: ['ignore', 'pipe', 'inherit'],
     detached: ownGroup,
   });
-  const childPid = new Promise<number>((resolve) => {
+  const printedPid = new Promise<number>((resolve) => {
     parent.stdout.once('data', (chunk: Buffer) => resolve(Number(chunk.toString('utf8').trim())));
+  });
+  // A tied child is setpriv until it has set its death signal and become the sleeper: killing the parent
+  // before then would test nothing (and on a busy machine leaves the child untied), so wait for the exec.
+  const childPid = printedPid.then(async (pid) => {
+    await until(
+      `pid ${pid} to be /bin/sleep`,
+      () => commandOf(pid),
+      (command) => command === 'sleep',
+      5000,
+    );
+    return pid;
   });
   return { parent, childPid };
 }
+
+/** The process's command name, '' once it is gone. */
+const commandOf = (pid: number): string => {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return '';
+  }
+};
 
 const alive = (pid: number) => {
   try {

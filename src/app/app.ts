@@ -11,13 +11,14 @@ import {
   createPipeline,
   startHttpServer,
   type Feature,
+  type HttpServer,
   createDrainGate,
   randomBase62,
   createDomainEvents,
 } from '../platform/index.ts';
 import { SCOPES } from '../../schemas/scopes.ts';
 import { type AdminService, accountsFeature, dashboardFeature } from '../accounts/index.ts';
-import { closeInReverse, startPlatform } from './platform.ts';
+import { type AppPlatform, closeInReverse, startPlatform } from './platform.ts';
 import { keyDeliveries, webhooksFeature } from '../webhooks/index.ts';
 import { jobsFeature, type JobEvents } from '../jobs/index.ts';
 import { metaFeature } from './meta.ts';
@@ -71,21 +72,7 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
   });
   const features: Feature[] = [];
   const gate = createDrainGate();
-  // How a node stops (docs/deploy.md): readiness turns 503 and new requests are refused (retry elsewhere),
-  // clients hear what they must (sockets: reconnect elsewhere), in-flight requests — turns, exports — finish
-  // within the grace, and only then is closed what they may need.
-  const shutdown = async (graceMs: number) => {
-    const deadline = Date.now() + graceMs; // one grace for everything that runs, not one per step
-    const remaining = () => Math.max(0, deadline - Date.now());
-    // Still listening until the grace ends: probes on new connections are answered (`/livez` 200, `/healthz`
-    // 503), and any other new request gets the gate's 503, which a proxy retries elsewhere.
-    gate.close();
-    for (const feature of features) {
-      await feature.drain?.(remaining()).catch((error: unknown) => log.error({ err: error }, 'drain failed'));
-    }
-    await server.close(remaining());
-    await closeInReverse(closers, log);
-  };
+  const shutdown = drainThenClose({ gate, features, server, closers, log });
   try {
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`;
     const baseUrl = config.publicBaseUrl ?? url;
@@ -94,7 +81,7 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
     closers.push(() => platform.close());
     // A feature's stop is registered as soon as it exists: a start-up that fails later still releases what
     // the feature built (its scheduler, its provider), and `stop` is safe on a feature that never started.
-    const wired = <F extends Feature>(feature: F): F => {
+    const wired: Wire = (feature) => {
       features.push(feature);
       closers.push(() => feature.stop());
       return feature;
@@ -106,25 +93,7 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
         adminToken,
       ),
     );
-    // How the jobs slice tells that a job ended (`job.finished`): the webhooks and the editor subscribe, and
-    // the jobs' outbox announces each job until they have all handled it.
-    const jobEvents = createDomainEvents<JobEvents>({ log });
-    wired(await webhooksFeature(config, { ...platform, jobEvents }));
-    const jobs = wired(await jobsFeature(config, { ...platform, jobEvents }));
-    // The export before the editor: the agents export too (`export_video`), and it stops after them.
-    const exports = wired(exportFeature(config, platform));
-    const editor = wired(
-      editorFeature(config, { ...platform, jobEvents }, jobs.service, videoExporter(exports.service)),
-    );
-    wired(eventsFeature(config, platform, server, accounts.sessions));
-    wired(
-      await mcpFeature(config, platform, {
-        jobs: jobs.service,
-        editor: editor.editor,
-        turns: editor.turns,
-        exports: exports.service,
-      }),
-    );
+    await wireServiceFeatures(config, platform, { server, sessionTokens: accounts.sessions, wired });
     const dashboard = wired(dashboardFeature(platform));
     const router = new Router();
     wired(
@@ -178,6 +147,73 @@ export async function startApp(config: Config, deps: AppDeps = {}): Promise<Star
     await shutdown(0);
     throw error;
   }
+}
+
+/** Registers a feature: it is started, drained and stopped with the others, in the order it was wired. */
+type Wire = <F extends Feature>(feature: F) => F;
+
+/**
+ * How a node stops (docs/deploy.md): readiness turns 503 and new requests are refused (retry elsewhere),
+ * clients hear what they must (sockets: reconnect elsewhere), in-flight requests — turns, exports — finish
+ * within the grace, and only then is closed what they may need.
+ */
+function drainThenClose(parts: {
+  /** The front's drain gate (closing it turns readiness 503 and refuses new requests). */
+  gate: { close(): void };
+  features: readonly Feature[];
+  server: HttpServer;
+  closers: Array<() => Promise<void>>;
+  log: Logger;
+}): (graceMs: number) => Promise<void> {
+  const { gate, features, server, closers, log } = parts;
+  return async (graceMs) => {
+    const deadline = Date.now() + graceMs; // one grace for everything that runs, not one per step
+    const remaining = () => Math.max(0, deadline - Date.now());
+    // Still listening until the grace ends: probes on new connections are answered (`/livez` 200, `/healthz`
+    // 503), and any other new request gets the gate's 503, which a proxy retries elsewhere.
+    gate.close();
+    for (const feature of features) {
+      await feature.drain?.(remaining()).catch((error: unknown) => log.error({ err: error }, 'drain failed'));
+    }
+    await server.close(remaining());
+    await closeInReverse(closers, log);
+  };
+}
+
+/**
+ * The features between the accounts (which the front authenticates with) and the dashboard's page, in the
+ * order they depend on each other; each stops after the ones wired after it.
+ */
+async function wireServiceFeatures(
+  config: Config,
+  platform: AppPlatform,
+  deps: {
+    server: HttpServer;
+    /** The dashboard's tokens, checked again while their events sockets are open. */
+    sessionTokens: { authenticateToken(token: string): Promise<unknown> };
+    wired: Wire;
+  },
+): Promise<void> {
+  const { wired } = deps;
+  // How the jobs slice tells that a job ended (`job.finished`): the webhooks and the editor subscribe, and
+  // the jobs' outbox announces each job until they have all handled it.
+  const jobEvents = createDomainEvents<JobEvents>({ log: platform.log });
+  wired(await webhooksFeature(config, { ...platform, jobEvents }));
+  const jobs = wired(await jobsFeature(config, { ...platform, jobEvents }));
+  // The export before the editor: the agents export too (`export_video`), and it stops after them.
+  const exports = wired(exportFeature(config, platform));
+  const editor = wired(
+    editorFeature(config, { ...platform, jobEvents }, jobs.service, videoExporter(exports.service)),
+  );
+  wired(eventsFeature(config, platform, deps.server, deps.sessionTokens));
+  wired(
+    await mcpFeature(config, platform, {
+      jobs: jobs.service,
+      editor: editor.editor,
+      turns: editor.turns,
+      exports: exports.service,
+    }),
+  );
 }
 
 const DEMO_EMAIL = 'demo@mediaforge.local';

@@ -8,17 +8,18 @@ import {
   ImportAssetBody,
   InstructBody,
   InstructResponse,
-  MessageSchema,
   MessagesQuery,
+  MessagesResponse,
   PatchClipBody,
   PatchProjectBody,
+  ProjectListResponse,
   ProjectParams,
-  ProjectSchema,
+  ProjectResponse,
   StateQuery,
   StateResponse,
   VideoBody,
   VideoParams,
-  VideoSchema,
+  VideoResponse,
   importAssetRules,
   instructRules,
 } from '../../schemas/editor.ts';
@@ -119,7 +120,7 @@ function projectRoutes(editor: EditorService, project: ProjectLoader): RouteDefi
       summary: 'Create a project (with its default video, `Main video`)',
       body: CreateProjectBody,
       responses: {
-        200: { description: 'Created', schema: Type.Object({ project: ProjectSchema }) },
+        200: { description: 'Created', schema: ProjectResponse },
         ...editorErrors(400),
       },
       handle: async (ctx) => reply(200, await editor.createProject(ctx.principal.userId, ctx.body)),
@@ -130,21 +131,7 @@ function projectRoutes(editor: EditorService, project: ProjectLoader): RouteDefi
       auth: READ,
       tags: TAGS,
       summary: "The key's user's projects",
-      responses: {
-        200: {
-          description: 'Projects',
-          schema: Type.Object({
-            projects: Type.Array(
-              Type.Object({
-                id: Type.String(),
-                name: Type.String(),
-                aspect_ratio: Type.String(),
-                updated_at: Type.String(),
-              }),
-            ),
-          }),
-        },
-      },
+      responses: { 200: { description: 'Projects', schema: ProjectListResponse } },
       handle: async (ctx) => reply(200, await editor.listProjects(ctx.principal.userId)),
     }),
     defineRoute({
@@ -169,7 +156,7 @@ function projectRoutes(editor: EditorService, project: ProjectLoader): RouteDefi
       body: PatchProjectBody,
       resource: project,
       responses: {
-        200: { description: 'Updated', schema: Type.Object({ project: ProjectSchema }) },
+        200: { description: 'Updated', schema: ProjectResponse },
         ...editorErrors(400, 404, 409),
       },
       handle: async (ctx) =>
@@ -208,7 +195,7 @@ function videoRoutes(editor: EditorService, project: ProjectLoader): RouteDefini
       body: VideoBody,
       resource: project,
       responses: {
-        200: { description: 'Created', schema: Type.Object({ video: VideoSchema }) },
+        200: { description: 'Created', schema: VideoResponse },
         ...editorErrors(400, 404, 409),
       },
       handle: async (ctx) =>
@@ -224,7 +211,7 @@ function videoRoutes(editor: EditorService, project: ProjectLoader): RouteDefini
       body: VideoBody,
       resource: project,
       responses: {
-        200: { description: 'Updated', schema: Type.Object({ video: VideoSchema }) },
+        200: { description: 'Updated', schema: VideoResponse },
         ...editorErrors(400, 404, 409),
       },
       handle: async (ctx) =>
@@ -243,13 +230,7 @@ function videoRoutes(editor: EditorService, project: ProjectLoader): RouteDefini
       query: MessagesQuery,
       resource: project,
       responses: {
-        200: {
-          description: 'Messages',
-          schema: Type.Object({
-            messages: Type.Array(MessageSchema),
-            next_cursor: Type.Union([Type.String(), Type.Null()]),
-          }),
-        },
+        200: { description: 'Messages', schema: MessagesResponse },
         ...editorErrors(400, 404),
       },
       handle: async (ctx) => reply(200, await editor.messages(ctx.resource, ctx.params.video_id, ctx.query)),

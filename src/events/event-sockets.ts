@@ -10,7 +10,7 @@ import {
 } from '../platform/index.ts';
 import type { EventHistory, ProjectEvent, ProjectsRepository } from '../../actors/index.ts';
 import type { ApiKeysRepository } from '../accounts/index.ts';
-import { createEventFanout } from './event-fanout.ts';
+import { createEventFanout, type EventFanout } from './event-fanout.ts';
 import { ProjectGoneError } from './event-replay.ts';
 import { createSocketRecheck } from './socket-recheck.ts';
 
@@ -133,25 +133,6 @@ export function createEventSockets(deps: {
     for (const ws of [...sockets]) if (test(ws.getUserData())) cut(ws, why);
   }
 
-  /** Replays what the socket asked for (a live-only socket: what came after its handshake), then goes live. */
-  function join(ws: ServerSocket<SocketState>) {
-    const state = ws.getUserData();
-    let after = state.since ?? state.headSeq;
-    if (after > state.headSeq) {
-      // A seq this project never had (another project's, or made up): start over from the state.
-      send(ws, syncReset(state, 'unknown_seq', state.headSeq, deps.clock));
-      after = state.headSeq;
-    }
-    return fanout.join(state.projectId, after, {
-      get open() {
-        return state.open;
-      },
-      send: (event) => send(ws, event),
-      reset: (headSeq) => send(ws, syncReset(state, 'history_expired', headSeq, deps.clock)),
-      goLive: () => subscribe(ws),
-    });
-  }
-
   deps.server.sockets<SocketState>(EVENTS_SOCKET_PATTERN, {
     maxPayloadLength: 4096,
     idleTimeoutSec: options.idleTimeoutSec,
@@ -164,7 +145,7 @@ export function createEventSockets(deps: {
       // new socket (uNetworking/uWebSockets.js#1108; see also the uncorked upgrade in server.ts).
       setImmediate(() => {
         if (!state.open) return;
-        join(ws).catch((error: unknown) => {
+        join(fanout, ws, deps.clock).catch((error: unknown) => {
           if (error instanceof ProjectGoneError) return cut(ws, 'projectDeleted');
           log.warn({ err: error, project_id: state.projectId }, 'events replay failed');
           cut(ws, 'replayFailed');
@@ -179,16 +160,50 @@ export function createEventSockets(deps: {
     },
   });
 
-  let backpressure: ReturnType<typeof setInterval> | undefined;
-  let recheck: PeriodicTask | undefined;
-  const recheckAll = createSocketRecheck({
-    keys: deps.keys,
-    ...(deps.sessionTokens ? { sessionTokens: deps.sessionTokens } : {}),
-    projects: deps.projects,
-    open: () => [...sockets].map((ws) => ws.getUserData()),
-    close: closeWhere,
+  const checks = socketChecks({
+    sockets,
+    options,
+    log,
+    cut,
+    recheck: createSocketRecheck({
+      keys: deps.keys,
+      ...(deps.sessionTokens ? { sessionTokens: deps.sessionTokens } : {}),
+      projects: deps.projects,
+      open: () => [...sockets].map((ws) => ws.getUserData()),
+      close: closeWhere,
+    }),
   });
 
+  return {
+    start: () => checks.start(),
+    async stop() {
+      await checks.stop();
+      closeWhere(() => true, 'restart');
+    },
+  };
+}
+
+/** The periodic checks of a node's open sockets. */
+interface SocketChecks {
+  start(): void;
+  /** Stops both checks (awaiting a recheck under way). */
+  stop(): Promise<void>;
+}
+
+/**
+ * The periodic checks of open sockets: one that closes a socket whose client reads too slowly (1013), and the
+ * recheck of their keys, tokens and projects (a revoked key, an ended session, a deleted project).
+ */
+function socketChecks(deps: {
+  sockets: ReadonlySet<ServerSocket<SocketState>>;
+  options: Pick<EventSocketsOptions, 'maxBufferedBytes' | 'backpressureCheckMs' | 'recheckMs'>;
+  log: Logger;
+  cut: (ws: ServerSocket<SocketState>, why: keyof typeof CLOSE) => void;
+  recheck: () => Promise<void>;
+}): SocketChecks {
+  const { sockets, options, cut } = deps;
+  let backpressure: ReturnType<typeof setInterval> | undefined;
+  let recheck: PeriodicTask | undefined;
   return {
     start() {
       backpressure = setInterval(() => {
@@ -198,14 +213,13 @@ export function createEventSockets(deps: {
       recheck = startPeriodicTask({
         name: 'events socket recheck',
         intervalMs: options.recheckMs,
-        logger: log,
-        run: recheckAll,
+        logger: deps.log,
+        run: deps.recheck,
       });
     },
     async stop() {
       clearInterval(backpressure);
       await recheck?.stop();
-      closeWhere(() => true, 'restart');
     },
   };
 }
@@ -226,6 +240,25 @@ function socketMetrics(metrics: MetricsRegistry, sockets: ReadonlySet<unknown>) 
     [[], sockets.size],
   ]);
   return { closed, delivered };
+}
+
+/** Replays what the socket asked for (a live-only socket: what came after its handshake), then goes live. */
+function join(fanout: EventFanout, ws: ServerSocket<SocketState>, clock: Clock): Promise<void> {
+  const state = ws.getUserData();
+  let after = state.since ?? state.headSeq;
+  if (after > state.headSeq) {
+    // A seq this project never had (another project's, or made up): start over from the state.
+    send(ws, syncReset(state, 'unknown_seq', state.headSeq, clock));
+    after = state.headSeq;
+  }
+  return fanout.join(state.projectId, after, {
+    get open() {
+      return state.open;
+    },
+    send: (event) => send(ws, event),
+    reset: (headSeq) => send(ws, syncReset(state, 'history_expired', headSeq, clock)),
+    goLive: () => subscribe(ws),
+  });
 }
 
 /** Sends an event to the socket, unless it is closed or narrowed to another video. */

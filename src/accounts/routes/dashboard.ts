@@ -13,6 +13,7 @@ import {
   WebhookSetResponse,
 } from '../../../schemas/admin.ts';
 import { ErrorSchema } from '../../../schemas/common.ts';
+import { DashboardSessionResponse, DashboardTokenResponse } from '../../../schemas/dashboard.ts';
 import {
   AppError,
   cookieOf,
@@ -62,7 +63,7 @@ function sessionRoutes(deps: DashboardRouteDeps): RouteDefinition[] {
       auth: session,
       tags,
       summary: 'The signed-in user, and the CSRF token every change must carry',
-      responses: { 200: { description: 'The session' }, ...errors },
+      responses: { 200: { description: 'The session', schema: DashboardSessionResponse }, ...errors },
       async handle(ctx) {
         const { user, session: record } = await currentSession(deps.sessions, ctx);
         return reply(
@@ -83,7 +84,10 @@ function sessionRoutes(deps: DashboardRouteDeps): RouteDefinition[] {
       tags,
       summary:
         'A bearer token for /api/v1 and the events socket: 15 minutes, every scope, ends with the session',
-      responses: { 200: { description: '{ token, expires_at }' }, ...errors },
+      responses: {
+        200: { description: 'The token and its expiry', schema: DashboardTokenResponse },
+        ...errors,
+      },
       async handle(ctx) {
         const { session: record } = await currentSession(deps.sessions, ctx);
         return reply(200, await deps.sessions.issueToken(record), { 'cache-control': 'no-store' });

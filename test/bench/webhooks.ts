@@ -50,7 +50,7 @@ import { newId } from '../../src/platform/core/ids.ts';
 import { DEFAULT_PROVIDER_ENDPOINTS, MODEL_IDS, imageCost } from '../../schemas/models-catalog.ts';
 import { createLogger } from '../../src/platform/logger.ts';
 import { createAuditLog } from '../../src/platform/audit/audit-log.ts';
-import { newJobRecord } from '../../src/jobs/jobs-service.ts';
+import { newJobRecord } from '../../src/jobs/job-submission.ts';
 import type { ImageGeneration } from '../../src/jobs/ports/media-provider.ts';
 import type { JobOutcome, JobRecord } from '../../src/jobs/ports/jobs-repository.ts';
 import type {

@@ -74,7 +74,18 @@ type Loaded = { own: InputImage } | { data: Buffer; contentType: string };
  * checked before any copy is stored, so a refused request leaves no file behind. `field` names the request
  * field in messages.
  */
-export function createInboundImages(deps: InboundImagesDeps) {
+export interface InboundImages {
+  /**
+   * One URL as an input image in our store; a 400 naming `field` when the URL is unusable, cannot be
+   * fetched, is not an image or is past the limits.
+   */
+  resolve(url: string, field: string): Promise<InputImage>;
+  /** Resolves several URLs at once; `field` gets the index, e.g. `image_urls[2]`. */
+  resolveAll(urls: string[], field: string): Promise<InputImage[]>;
+}
+
+/** Inbound images checked against `deps.limits` and kept in `deps.store`. */
+export function createInboundImages(deps: InboundImagesDeps): InboundImages {
   /**
    * Refuses an image whose header declares no size, or a size past the limits: before the image is kept, so
    * nothing downstream (the provider, the sandbox's compositing) ever decodes it.
@@ -121,18 +132,14 @@ export function createInboundImages(deps: InboundImagesDeps) {
   }
 
   return {
-    resolve: async (url: string, field: string) =>
-      keep(await load(url, field, `${field} must be a https URL`)),
-    /** Resolves several URLs at once; `field` gets the index, e.g. `image_urls[2]`. */
-    async resolveAll(urls: string[], field: string): Promise<InputImage[]> {
+    resolve: async (url, field) => keep(await load(url, field, `${field} must be a https URL`)),
+    async resolveAll(urls, field) {
       const message = `${field} items must be https URLs`;
       const loaded = await Promise.all(urls.map((url, index) => load(url, `${field}[${index}]`, message)));
       return Promise.all(loaded.map(keep));
     },
   };
 }
-
-export type InboundImages = ReturnType<typeof createInboundImages>;
 
 function notAnImage(field: string): AppError {
   return new AppError('bad_request', `${field} is not a PNG, JPEG, WebP or GIF image`);

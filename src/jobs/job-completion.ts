@@ -26,7 +26,13 @@ const OUTPUT_MAX_BYTES = 1024 * 1024 * 1024;
  * outputs into our store and complete; provider failure, empty output or time-out → fail and refund. Every
  * move is conditional on `processing`, so a cancel that won the race leaves the poll with nothing to do.
  */
-export function createJobCompletion(deps: JobCompletionDeps) {
+export interface JobCompletion {
+  /** Polls the provider once for `jobId`. Errors talking to the provider mean "try again later". */
+  poll(jobId: string): Promise<PollVerdict>;
+}
+
+/** The job poll the poll queue runs (the in-process timers or JetStream `MF_JOBS`). */
+export function createJobCompletion(deps: JobCompletionDeps): JobCompletion {
   const { jobs, provider, clock, logger } = deps;
 
   async function finish(job: JobRecord, outcome: JobOutcome): Promise<PollVerdict> {
@@ -67,8 +73,7 @@ export function createJobCompletion(deps: JobCompletionDeps) {
   }
 
   return {
-    /** Polls the provider once for `jobId`. Errors talking to the provider mean "try again later". */
-    async poll(jobId: string): Promise<PollVerdict> {
+    async poll(jobId) {
       const job = await jobs.get(jobId);
       if (!job || job.status !== 'processing' || !job.provider) return 'done';
       const log = logger.child({ job_id: job.id });
@@ -99,5 +104,3 @@ export function createJobCompletion(deps: JobCompletionDeps) {
     },
   };
 }
-
-export type JobCompletion = ReturnType<typeof createJobCompletion>;

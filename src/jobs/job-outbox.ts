@@ -36,12 +36,19 @@ export interface JobOutboxDeps {
  * clears the flags of those all subscribers handled: a job is announced at least once, and announcing it
  * again changes nothing. The grace keeps the sweep from racing a live announcement in progress.
  */
-export function createJobOutbox(deps: JobOutboxDeps) {
+export interface JobOutbox {
+  /** Steps (2) and (3) for one job that just ended. Never rejects: the sweep takes over on a failure. */
+  announce(job: JobRecord): Promise<void>;
+  /** Announces again the jobs ended before the grace and still unconfirmed; answers how many it confirmed. */
+  sweep(): Promise<number>;
+}
+
+/** The outbox over the jobs' `notify_due` flags and the `job.finished` channel. */
+export function createJobOutbox(deps: JobOutboxDeps): JobOutbox {
   const { jobs, events, clock, logger } = deps;
 
   return {
-    /** Steps (2) and (3) for one job that just ended. Never rejects: the sweep takes over on a failure. */
-    async announce(job: JobRecord): Promise<void> {
+    async announce(job) {
       try {
         if (await events.publish('job.finished', job)) await jobs.notified([job.id]);
       } catch (error) {
@@ -52,8 +59,7 @@ export function createJobOutbox(deps: JobOutboxDeps) {
       }
     },
 
-    /** Announces again the jobs ended before the grace and still unconfirmed; answers how many it confirmed. */
-    async sweep(): Promise<number> {
+    async sweep() {
       const before = new Date(clock.now() - OUTBOX_GRACE_MS);
       let confirmed = 0;
       for (;;) {
@@ -68,5 +74,3 @@ export function createJobOutbox(deps: JobOutboxDeps) {
     },
   };
 }
-
-export type JobOutbox = ReturnType<typeof createJobOutbox>;

@@ -151,178 +151,223 @@ function restBody(
 /** list_models, estimate_cost, media_forge_generate, job_status, job_wait, job_cancel, list_jobs, get_account, video_prompt_guide. */
 export function jobTools(deps: JobToolDeps): McpTool[] {
   const { jobs } = deps;
-  const videoBody = createChecker(VideoGenerateBody, { rules: videoGenerateRules(deps.acceptsUrl) });
-  const imageBody = createChecker(ImageGenerateBody, { rules: imageGenerateRules(deps.acceptsUrl) });
-  const pollMs = deps.jobWaitPollMs ?? DEFAULT_JOB_WAIT_POLL_MS;
   return [
-    defineTool({
-      name: 'list_models',
-      title: 'List models',
-      description:
-        'The generation models (vidmodel-2.0, vidmodel-2.0-fast, imgmodel-2) with their accepted parameters and credit prices. Use estimate_cost for the price of one request, then media_forge_generate.',
-      input: McpEmptyInput,
-      output: ModelsResponseSchema,
-      scope: 'models:read',
-      readOnly: true,
-      run: async () => ({
-        structured: { models: deps.models },
-        text: deps.models.map((model) => `${model.id} (${model.type}): ${model.name}`).join('; '),
-      }),
-    }),
-
-    defineTool({
-      name: 'estimate_cost',
-      title: 'Estimate cost',
-      description:
-        'The credits a generation would be charged, priced exactly as media_forge_generate charges (nothing is charged here). Video: duration_seconds × the per-second rate of the model and resolution (a 5 s 720p vidmodel-2.0 video is 1135, vidmodel-2.0-fast 905); image: 50 per image. Compare with get_account before generating.',
-      input: McpEstimateCostInput,
-      output: McpEstimateCostOutput,
-      scope: 'models:read',
-      readOnly: true,
-      run: async (_ctx, input) => {
-        const estimate = estimateCost(input);
-        return { structured: estimate, text: `${estimate.model}: ${estimate.credits} credits` };
-      },
-    }),
-
-    defineTool({
-      name: 'media_forge_generate',
-      title: 'Generate a video or images',
-      description:
-        'Starts a generation job and returns at once (status processing) with its job_id; the credits are charged now and refunded if the job fails. Then call job_wait with the job_id to get the result URLs (video: result.video; images: result.images). model vidmodel-2.0: text-to-video, or image-to-video with image_url (needs scope video:write); vidmodel-2.0-fast: cheaper text-to-video (video:write); imgmodel-2: 1 to 4 images, or an edit of 1 to 9 image_urls (image:write). For video prompts, read video_prompt_guide first. Check the price with estimate_cost.',
-      input: McpGenerateInput,
-      output: SubmitResponse,
-      // The scope depends on the model: checked in `run`, before anything is charged.
-      readOnly: false,
-      run: async (ctx, input) => {
-        const fields = input as Record<string, unknown>;
-        if (input.model === MODEL_IDS.image) {
-          requireScope(ctx.principal, 'image:write');
-          const body = checked(imageBody, restBody(fields, IMAGE_FIELDS, input.model));
-          return submitted(await jobs.submitImage(ctx.principal, body));
-        }
-        requireScope(ctx.principal, 'video:write');
-        const fast = fastOf(input.model, input.fast);
-        const body = restBody({ ...fields, ...(fast ? { fast } : {}) }, VIDEO_FIELDS, input.model);
-        return submitted(await jobs.submitVideo(ctx.principal, checked(videoBody, body)));
-      },
-    }),
-
-    defineTool({
-      name: 'job_status',
-      title: 'Job status',
-      description:
-        'Reads a generation job once: status (processing, completed, failed, cancelled), result URLs when completed, the error when failed. To wait for the end, use job_wait instead.',
-      input: McpJobIdInput,
-      output: JobSchema,
-      readOnly: true,
-      run: async (ctx, input) => jobResult(await jobs.get(ctx.principal.userId, input.job_id)),
-    }),
-
-    defineTool({
-      name: 'job_wait',
-      title: 'Wait for a job',
-      description:
-        'Waits until a generation job ends (completed, failed or cancelled) or timeout_seconds pass (default 300, at most 600), reporting progress, and returns the job: result.video or result.images hold the media URLs. A job still processing at the time-out can be waited for again. Videos take 1 to 5 minutes, images about 15 s.',
-      input: McpJobWaitInput,
-      output: JobSchema,
-      readOnly: true,
-      run: async (ctx, input) => {
-        const started = deps.clock.now();
-        const total = input.timeout_seconds;
-        const deadline = started + total * 1000;
-        const progress = progressReporter(ctx);
-        for (;;) {
-          const job = await jobs.get(ctx.principal.userId, input.job_id);
-          const elapsed = Math.min(total, (deps.clock.now() - started) / 1000);
-          progress.report(elapsed, total, job.status);
-          if (job.status !== 'processing') {
-            await progress.settled();
-            return jobResult(job);
-          }
-          if (ctx.signal.aborted) {
-            await progress.settled();
-            // The wait stops; the job goes on (job_cancel cancels it).
-            throw new ToolError('cancelled', { job_id: job.job_id, status: job.status });
-          }
-          const left = deadline - deps.clock.now();
-          if (left <= 0) {
-            await progress.settled();
-            const result = jobResult(job);
-            return {
-              ...result,
-              text: `${result.text}; still running after ${total} s: call job_wait again`,
-            };
-          }
-          await pause(Math.min(pollMs, left), ctx.signal);
-        }
-      },
-    }),
-
-    defineTool({
-      name: 'job_cancel',
-      title: 'Cancel a job',
-      description:
-        'Cancels a processing generation job; its full cost is refunded. A job already completed, failed or cancelled cannot be cancelled.',
-      input: McpJobIdInput,
-      output: CancelResponse,
-      readOnly: false,
-      run: async (ctx, input) => {
-        const answer = await jobs.cancel(ctx.principal.userId, input.job_id);
-        return {
-          structured: answer,
-          text: `Job ${answer.job_id} cancelled; ${answer.refunded_credits} credits refunded`,
-        };
-      },
-    }),
-
-    defineTool({
-      name: 'list_jobs',
-      title: 'List jobs',
-      description:
-        "The user's generation jobs, newest first: limit 1 to 100 (default 20), optionally one status; pass next_cursor as cursor for the next page.",
-      input: JobListQuery,
-      output: JobListResponse,
-      readOnly: true,
-      run: async (ctx, input) => {
-        const page = await jobs.list(ctx.principal.userId, input);
-        return {
-          structured: page,
-          text: `${page.jobs.length} job(s)${page.next_cursor ? ' (more: pass next_cursor as cursor)' : ''}`,
-          links: page.jobs.flatMap(jobLinks),
-        };
-      },
-    }),
-
-    defineTool({
-      name: 'get_account',
-      title: 'Account',
-      description: "The user's id and credit balance.",
-      input: McpEmptyInput,
-      output: AccountResponse,
-      readOnly: true,
-      run: async (ctx) => {
-        const user = await deps.users.get(ctx.principal.userId);
-        if (!user) throw new AppError('not_found', 'User not found');
-        return {
-          structured: { user_id: user.id, credits: user.credits },
-          text: `User ${user.id} has ${user.credits} credits`,
-        };
-      },
-    }),
-
-    defineTool({
-      name: 'video_prompt_guide',
-      title: 'Video prompt guide',
-      description:
-        'How to write a video prompt the video models follow best: a Total line, one line per shot, an Audio line; with an example. Read it before media_forge_generate with a video model.',
-      input: McpEmptyInput,
-      output: McpPromptGuideOutput,
-      readOnly: true,
-      run: async () => ({
-        structured: { guide: VIDEO_PROMPT_GUIDE },
-        text: VIDEO_PROMPT_GUIDE,
-      }),
-    }),
+    listModelsTool(deps.models),
+    estimateCostTool(),
+    generateTool(jobs, deps.acceptsUrl),
+    jobStatusTool(jobs),
+    jobWaitTool(jobs, deps.clock, deps.jobWaitPollMs ?? DEFAULT_JOB_WAIT_POLL_MS),
+    jobCancelTool(jobs),
+    listJobsTool(jobs),
+    accountTool(deps.users),
+    promptGuideTool(),
   ];
+}
+
+/** `list_models`: the catalogue `GET /api/v1/models` answers. */
+function listModelsTool(models: readonly Model[]): McpTool {
+  return defineTool({
+    name: 'list_models',
+    title: 'List models',
+    description:
+      'The generation models (vidmodel-2.0, vidmodel-2.0-fast, imgmodel-2) with their accepted parameters and credit prices. Use estimate_cost for the price of one request, then media_forge_generate.',
+    input: McpEmptyInput,
+    output: ModelsResponseSchema,
+    scope: 'models:read',
+    readOnly: true,
+    run: async () => ({
+      structured: { models },
+      text: models.map((model) => `${model.id} (${model.type}): ${model.name}`).join('; '),
+    }),
+  });
+}
+
+/** `estimate_cost`: a price, computed as a submit charges it (estimateCost). */
+function estimateCostTool(): McpTool {
+  return defineTool({
+    name: 'estimate_cost',
+    title: 'Estimate cost',
+    description:
+      'The credits a generation would be charged, priced exactly as media_forge_generate charges (nothing is charged here). Video: duration_seconds × the per-second rate of the model and resolution (a 5 s 720p vidmodel-2.0 video is 1135, vidmodel-2.0-fast 905); image: 50 per image. Compare with get_account before generating.',
+    input: McpEstimateCostInput,
+    output: McpEstimateCostOutput,
+    scope: 'models:read',
+    readOnly: true,
+    run: async (_ctx, input) => {
+      const estimate = estimateCost(input);
+      return { structured: estimate, text: `${estimate.model}: ${estimate.credits} credits` };
+    },
+  });
+}
+
+/**
+ * `media_forge_generate`: the tool's flat input made into the REST body of the model's route, checked by that
+ * route's schema and rules, then submitted as the route submits it.
+ */
+function generateTool(
+  jobs: Pick<JobsService, 'submitVideo' | 'submitImage'>,
+  acceptsUrl: (url: string) => boolean,
+): McpTool {
+  const videoBody = createChecker(VideoGenerateBody, { rules: videoGenerateRules(acceptsUrl) });
+  const imageBody = createChecker(ImageGenerateBody, { rules: imageGenerateRules(acceptsUrl) });
+  return defineTool({
+    name: 'media_forge_generate',
+    title: 'Generate a video or images',
+    description:
+      'Starts a generation job and returns at once (status processing) with its job_id; the credits are charged now and refunded if the job fails. Then call job_wait with the job_id to get the result URLs (video: result.video; images: result.images). model vidmodel-2.0: text-to-video, or image-to-video with image_url (needs scope video:write); vidmodel-2.0-fast: cheaper text-to-video (video:write); imgmodel-2: 1 to 4 images, or an edit of 1 to 9 image_urls (image:write). For video prompts, read video_prompt_guide first. Check the price with estimate_cost.',
+    input: McpGenerateInput,
+    output: SubmitResponse,
+    // The scope depends on the model: checked in `run`, before anything is charged.
+    readOnly: false,
+    run: async (ctx, input) => {
+      const fields = input as Record<string, unknown>;
+      if (input.model === MODEL_IDS.image) {
+        requireScope(ctx.principal, 'image:write');
+        const body = checked(imageBody, restBody(fields, IMAGE_FIELDS, input.model));
+        return submitted(await jobs.submitImage(ctx.principal, body));
+      }
+      requireScope(ctx.principal, 'video:write');
+      const fast = fastOf(input.model, input.fast);
+      const body = restBody({ ...fields, ...(fast ? { fast } : {}) }, VIDEO_FIELDS, input.model);
+      return submitted(await jobs.submitVideo(ctx.principal, checked(videoBody, body)));
+    },
+  });
+}
+
+/** `job_status`: `GET /api/v1/jobs/<job_id>`, once. */
+function jobStatusTool(jobs: Pick<JobsService, 'get'>): McpTool {
+  return defineTool({
+    name: 'job_status',
+    title: 'Job status',
+    description:
+      'Reads a generation job once: status (processing, completed, failed, cancelled), result URLs when completed, the error when failed. To wait for the end, use job_wait instead.',
+    input: McpJobIdInput,
+    output: JobSchema,
+    readOnly: true,
+    run: async (ctx, input) => jobResult(await jobs.get(ctx.principal.userId, input.job_id)),
+  });
+}
+
+/**
+ * `job_wait`: reads the job every `pollMs` until it ends, the time-out passes or the call is cancelled,
+ * reporting the elapsed time as progress. A wait that stops leaves the job running.
+ */
+function jobWaitTool(jobs: Pick<JobsService, 'get'>, clock: Clock, pollMs: number): McpTool {
+  return defineTool({
+    name: 'job_wait',
+    title: 'Wait for a job',
+    description:
+      'Waits until a generation job ends (completed, failed or cancelled) or timeout_seconds pass (default 300, at most 600), reporting progress, and returns the job: result.video or result.images hold the media URLs. A job still processing at the time-out can be waited for again. Videos take 1 to 5 minutes, images about 15 s.',
+    input: McpJobWaitInput,
+    output: JobSchema,
+    readOnly: true,
+    run: async (ctx, input) => {
+      const started = clock.now();
+      const total = input.timeout_seconds;
+      const deadline = started + total * 1000;
+      const progress = progressReporter(ctx);
+      for (;;) {
+        const job = await jobs.get(ctx.principal.userId, input.job_id);
+        const elapsed = Math.min(total, (clock.now() - started) / 1000);
+        progress.report(elapsed, total, job.status);
+        if (job.status !== 'processing') {
+          await progress.settled();
+          return jobResult(job);
+        }
+        if (ctx.signal.aborted) {
+          await progress.settled();
+          // The wait stops; the job goes on (job_cancel cancels it).
+          throw new ToolError('cancelled', { job_id: job.job_id, status: job.status });
+        }
+        const left = deadline - clock.now();
+        if (left <= 0) {
+          await progress.settled();
+          const result = jobResult(job);
+          return {
+            ...result,
+            text: `${result.text}; still running after ${total} s: call job_wait again`,
+          };
+        }
+        await pause(Math.min(pollMs, left), ctx.signal);
+      }
+    },
+  });
+}
+
+/** `job_cancel`: `DELETE /api/v1/jobs/<job_id>`. */
+function jobCancelTool(jobs: Pick<JobsService, 'cancel'>): McpTool {
+  return defineTool({
+    name: 'job_cancel',
+    title: 'Cancel a job',
+    description:
+      'Cancels a processing generation job; its full cost is refunded. A job already completed, failed or cancelled cannot be cancelled.',
+    input: McpJobIdInput,
+    output: CancelResponse,
+    readOnly: false,
+    run: async (ctx, input) => {
+      const answer = await jobs.cancel(ctx.principal.userId, input.job_id);
+      return {
+        structured: answer,
+        text: `Job ${answer.job_id} cancelled; ${answer.refunded_credits} credits refunded`,
+      };
+    },
+  });
+}
+
+/** `list_jobs`: `GET /api/v1/jobs`, with each job's media as links. */
+function listJobsTool(jobs: Pick<JobsService, 'list'>): McpTool {
+  return defineTool({
+    name: 'list_jobs',
+    title: 'List jobs',
+    description:
+      "The user's generation jobs, newest first: limit 1 to 100 (default 20), optionally one status; pass next_cursor as cursor for the next page.",
+    input: JobListQuery,
+    output: JobListResponse,
+    readOnly: true,
+    run: async (ctx, input) => {
+      const page = await jobs.list(ctx.principal.userId, input);
+      return {
+        structured: page,
+        text: `${page.jobs.length} job(s)${page.next_cursor ? ' (more: pass next_cursor as cursor)' : ''}`,
+        links: page.jobs.flatMap(jobLinks),
+      };
+    },
+  });
+}
+
+/** `get_account`: the user's id and balance, as `GET /api/v1/account` answers them. */
+function accountTool(users: Pick<UsersRepository, 'get'>): McpTool {
+  return defineTool({
+    name: 'get_account',
+    title: 'Account',
+    description: "The user's id and credit balance.",
+    input: McpEmptyInput,
+    output: AccountResponse,
+    readOnly: true,
+    run: async (ctx) => {
+      const user = await users.get(ctx.principal.userId);
+      if (!user) throw new AppError('not_found', 'User not found');
+      return {
+        structured: { user_id: user.id, credits: user.credits },
+        text: `User ${user.id} has ${user.credits} credits`,
+      };
+    },
+  });
+}
+
+/** `video_prompt_guide`: VIDEO_PROMPT_GUIDE. */
+function promptGuideTool(): McpTool {
+  return defineTool({
+    name: 'video_prompt_guide',
+    title: 'Video prompt guide',
+    description:
+      'How to write a video prompt the video models follow best: a Total line, one line per shot, an Audio line; with an example. Read it before media_forge_generate with a video model.',
+    input: McpEmptyInput,
+    output: McpPromptGuideOutput,
+    readOnly: true,
+    run: async () => ({
+      structured: { guide: VIDEO_PROMPT_GUIDE },
+      text: VIDEO_PROMPT_GUIDE,
+    }),
+  });
 }

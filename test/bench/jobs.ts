@@ -30,7 +30,7 @@ import { generateApiKey } from '../../src/accounts/api-key.ts';
 import { newId } from '../../src/platform/core/ids.ts';
 import { DEFAULT_PROVIDER_ENDPOINTS, MODEL_IDS, imageCost } from '../../schemas/models-catalog.ts';
 import { createAuthenticator } from '../../src/accounts/authenticator.ts';
-import { newJobRecord } from '../../src/jobs/jobs-service.ts';
+import { newJobRecord } from '../../src/jobs/job-submission.ts';
 import type { ImageGeneration } from '../../src/jobs/ports/media-provider.ts';
 import { startMongo, type TestMongo } from '../helpers/mongo.ts';
 import { startService, adminClient, type RunningService } from '../helpers/service.ts';

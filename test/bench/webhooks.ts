@@ -50,7 +50,7 @@ import { newId } from '../../src/platform/core/ids.ts';
 import { DEFAULT_PROVIDER_ENDPOINTS, MODEL_IDS, imageCost } from '../../schemas/models-catalog.ts';
 import { createLogger } from '../../src/platform/logger.ts';
 import { createAuditLog } from '../../src/platform/audit/audit-log.ts';
-import { newJobRecord } from '../../src/jobs/jobs-service.ts';
+import { newJobRecord } from '../../src/jobs/job-submission.ts';
 import type { ImageGeneration } from '../../src/jobs/ports/media-provider.ts';
 import type { JobOutcome, JobRecord } from '../../src/jobs/ports/jobs-repository.ts';
 import type {
@@ -62,7 +62,8 @@ import { webhooksFeature } from '../../src/webhooks/feature.ts';
 import { createJobOutbox, type JobEvents } from '../../src/jobs/job-outbox.ts';
 import { createDomainEvents } from '../../src/platform/core/domain-events.ts';
 import { loadConfig } from '../../src/platform/config.ts';
-import { deliveryBody, deliveryIdOf, WEBHOOK_USER_AGENT } from '../../src/webhooks/webhooks-service.ts';
+import { deliveryBody, deliveryIdOf } from '../../src/webhooks/webhooks-service.ts';
+import { WEBHOOK_USER_AGENT } from '../../src/webhooks/webhook-send.ts';
 import { type WebhookPost } from '../../src/webhooks/ports/webhook-post.ts';
 import { startMongo, type TestMongo } from '../helpers/mongo.ts';
 import { natsServerAvailable, startNats } from '../helpers/nats.ts';

@@ -1,4 +1,4 @@
-import { newJobRecord } from '../../src/jobs/jobs-service.ts';
+import { newJobRecord } from '../../src/jobs/job-submission.ts';
 import type { JobRecord } from '../../src/jobs/ports/jobs-repository.ts';
 
 /**

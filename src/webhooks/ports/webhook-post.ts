@@ -1,5 +1,4 @@
-/** Sends one webhook attempt through the egress guard (adapter: adapters/net guardedPost). */
-/** A POST through the egress guard (adapters/net guardedPost): any status comes back; refusals throw. */
+/** A POST through the egress guard (the platform's guardedPost): any status comes back; refusals throw. */
 export type WebhookPost = (
   url: string,
   body: string,

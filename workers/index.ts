@@ -8,7 +8,6 @@ export type {
   PictureClip,
   SoundClip,
 } from './export/plan.ts';
-export type { RunResult } from './export/runner.ts';
 export type {
   ExportChildren,
   ExportPool,
@@ -17,6 +16,7 @@ export type {
   ExportWorkspaces,
 } from './export/work-order.ts';
 export type { ExportPoolMessage, ExportTask, ExportWorkerMessage } from './export/worker.ts';
+export { runFfmpeg, spawnFailure, type RunFfmpegOptions, type RunResult } from './ffmpeg/runner.ts';
 export { probeExportSource } from './probe/export-probe.ts';
 export { frameRate } from './probe/header-limits.ts';
 export { readImageSize, type ImageSize } from './probe/image-size.ts';

@@ -57,7 +57,7 @@ const VOICE_START_SEC = 5;
 const MUSIC_SEC = 60;
 const VOICE_VOLUME = 0.9;
 const MUSIC_VOLUME = 0.4;
-/** The niceness the service runs ffmpeg with (workers/export/runner.ts DEFAULT_NICENESS). */
+/** The niceness the service runs ffmpeg with (workers/ffmpeg/runner.ts DEFAULT_NICENESS). */
 const NICENESS = 10;
 const SERVICE_BUDGET = 1.15;
 const FAST_PATH_BUDGET = 5;

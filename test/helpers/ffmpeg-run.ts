@@ -1,6 +1,6 @@
 // ffmpeg in export tests: reading an argv the builders made, and running one with its `-progress` parsed.
 import { spawn } from 'node:child_process';
-import { ProgressParser, type ProgressUpdate } from '../../workers/export/progress.ts';
+import { ProgressParser, type ProgressUpdate } from '../../workers/ffmpeg/progress.ts';
 
 /** The options given before each `-i`, one array per input (the output options after the last one are dropped). */
 export function inputsOf(args: string[]): string[][] {

@@ -14,7 +14,7 @@ import { exportCommand } from '../../workers/export/command.ts';
 import { fastPathBlockers, fastPathCommands } from '../../workers/export/fast-path.ts';
 import { pictureDurationSec } from '../../workers/export/picture-graph.ts';
 import { type ExportPlan, type ExportSource } from '../../workers/export/work-order.ts';
-import { type ProgressUpdate } from '../../workers/export/progress.ts';
+import { type ProgressUpdate } from '../../workers/ffmpeg/progress.ts';
 import { renderWithProgress } from '../helpers/ffmpeg-run.ts';
 
 const run = promisify(execFile);

@@ -12,7 +12,7 @@ import { pino } from 'pino';
 import { createExportPool, exportWorkerUrl } from '../../src/export/pool.ts';
 import { resolveFfmpeg } from '../../src/platform/media/ffmpeg-path.ts';
 import { outputSize } from '../../workers/export/output-size.ts';
-import { runFfmpeg } from '../../workers/export/runner.ts';
+import { runFfmpeg } from '../../workers/ffmpeg/runner.ts';
 import { type ExportPlan, type ExportSource } from '../../workers/export/work-order.ts';
 
 const { ffmpeg } = resolveFfmpeg({

@@ -4,7 +4,7 @@ import { clipFrames, pictureDurationSec, pictureGraph } from '../../workers/expo
 import { exportCommand } from '../../workers/export/command.ts';
 import { inputArgs } from '../../workers/export/input-args.ts';
 import { outputSize } from '../../workers/export/output-size.ts';
-import { parseProgress, ProgressParser } from '../../workers/export/progress.ts';
+import { parseProgress, ProgressParser } from '../../workers/ffmpeg/progress.ts';
 import { placementFilters } from '../../workers/export/placement.ts';
 import { soundGraph } from '../../workers/export/sound-graph.ts';
 import {

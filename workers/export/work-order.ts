@@ -1,4 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
+import type { RunResult } from '../ffmpeg/runner.ts';
+export type { RunResult } from '../ffmpeg/runner.ts';
 
 // The export pool's work order: what a render is given (a timeline resolved by the service: clips in order,
 // every time in seconds, every source probed and staged as a local file) and how it ends. Plain data, so it
@@ -77,17 +79,6 @@ export interface ExportPlan {
   output: OutputSpec;
   filters: FilterSupport;
 }
-
-/** How one ffmpeg run ended. `code`/`signal` are the child's; `stderrTail` is for the log, never for users. */
-export type RunResult =
-  | { ok: true }
-  | {
-      ok: false;
-      reason: 'exit' | 'timeout' | 'aborted' | 'spawn';
-      code: number | null;
-      signal: string | null;
-      stderrTail: string;
-    };
 
 /** The task a pool worker runs (workers/export/worker.ts): plain data plus the port, which the pool transfers. */
 export interface ExportTask {

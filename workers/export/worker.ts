@@ -8,7 +8,7 @@ import { receiveMessageOnPort } from 'node:worker_threads';
 import { exportCommand } from './command.ts';
 import { fastPathCommands, fastPathEligible } from './fast-path.ts';
 import { pictureTimeline } from './plan.ts';
-import { runFfmpeg, type RunResult } from './runner.ts';
+import { runFfmpeg, type RunResult } from '../ffmpeg/runner.ts';
 
 // The task and its port's messages are the pool's contract (work-order.ts).
 export type { ExportPoolMessage, ExportTask, ExportWorkerMessage } from './work-order.ts';

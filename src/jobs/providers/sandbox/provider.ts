@@ -1,6 +1,5 @@
 import { createReadStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
 import { type Clock, newId, newMediaId, type MediaStore } from '../../../platform/index.ts';
@@ -15,23 +14,7 @@ import {
 import { imageDimensions, videoDimensions } from './dimensions.ts';
 import { sandboxBehaviour, type SandboxBehaviour } from './markers.ts';
 import { RenderError, type SandboxRenderer } from './render.ts';
-
-/** One emulated upstream request, kept in the sandbox's own collection like a real provider's database. */
-interface SandboxRequestDoc {
-  _id: string;
-  endpoint: string;
-  generation: Generation;
-  behaviour: SandboxBehaviour;
-  state: 'pending' | 'rendered' | 'render_failed' | 'cancelled';
-  /** When the emulated processing time is over. */
-  ready_at: Date;
-  outputs: Array<{ media_id: string; content_type: string }>;
-  error: string | null;
-  /** Which process renders it, and until when that claim holds unless renewed (a restart lets it lapse). */
-  render_owner: string | null;
-  render_lease_until: Date | null;
-  created_at: Date;
-}
+import { createRenderClaims, type RenderClaims, type SandboxRequestDoc } from './requests.ts';
 
 export interface SandboxProviderOptions {
   db: Db;
@@ -44,6 +27,12 @@ export interface SandboxProviderOptions {
   imageMs: number;
   /** How long a render claim lasts without renewal (renewed every third of it while rendering). */
   leaseMs?: number;
+}
+
+/** The offline provider: a {@link MediaProvider} that renders with ffmpeg. */
+export interface SandboxProvider extends MediaProvider {
+  /** Stops this process's renders and hands their requests back for another process to render. */
+  close(): Promise<void>;
 }
 
 const ENDPOINT_BY_CAPABILITY = {
@@ -60,50 +49,22 @@ const ENDPOINT_BY_CAPABILITY = {
  * behind `SANDBOX_RENDER_CONCURRENCY`), and prompt markers script failures. Rendering starts at submit on the
  * node that took the request; if that process dies, the claim lapses and the next status call renders it.
  */
-export async function createSandboxProvider(
-  options: SandboxProviderOptions,
-): Promise<MediaProvider & { close(): Promise<void> }> {
+export async function createSandboxProvider(options: SandboxProviderOptions): Promise<SandboxProvider> {
   const { db, store, renderer, clock, logger } = options;
   const requests = db.collection<SandboxRequestDoc>('sandbox_requests');
   await requests.createIndexes([{ key: { created_at: 1 }, name: 'by_age' }]);
-  const leaseMs = options.leaseMs ?? 15_000;
-  const instance = randomUUID(); // this process: a restarted service is someone else
   /** This process's renders, by request id: a cancel stops its own render at once (queued or running). */
   const rendering = new Map<string, AbortController>();
+  const claims = createRenderClaims({
+    requests,
+    clock,
+    logger,
+    leaseMs: options.leaseMs ?? 15_000,
+    rendering: () => rendering.size > 0,
+  });
   let closed = false;
-  // One write renews every claim of this process, however many renders wait in its queue: a write per
-  // queued request would compete with the API's own writes.
-  const renewal = setInterval(() => {
-    if (rendering.size === 0) return;
-    void requests
-      .updateMany(
-        { render_owner: instance, state: 'pending' },
-        { $set: { render_lease_until: new Date(clock.now() + leaseMs) } },
-      )
-      .catch((error: unknown) => logger.warn({ err: error }, 'sandbox render claims not renewed'));
-  }, leaseMs / 3);
-  renewal.unref();
 
-  async function claim(request: SandboxRequestDoc): Promise<boolean> {
-    const now = new Date(clock.now());
-    const claimed = await requests.updateOne(
-      {
-        _id: request._id,
-        state: 'pending',
-        $or: [{ render_owner: null }, { render_lease_until: { $lt: now } }],
-      },
-      { $set: { render_owner: instance, render_lease_until: new Date(now.getTime() + leaseMs) } },
-    );
-    return claimed.modifiedCount === 1;
-  }
-
-  async function inputBytes(mediaId: string): Promise<Buffer> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of await store.open(mediaId)) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks);
-  }
-
-  /** Renders a claimed request in the background; `renewal` keeps the claim until the files are stored. */
+  /** Renders a claimed request in the background; the claims' renewal keeps it until the files are stored. */
   function render(request: SandboxRequestDoc): void {
     if (closed || rendering.has(request._id)) return;
     const controller = new AbortController();
@@ -112,45 +73,8 @@ export async function createSandboxProvider(
     void (async () => {
       let files: string[] = [];
       try {
-        const generation = request.generation;
-        if ('duration_seconds' in generation) {
-          const { width, height } = videoDimensions(generation.resolution, generation.aspect_ratio);
-          const image = generation.image ? await inputBytes(generation.image.mediaId) : undefined;
-          files = [
-            await renderer.video(
-              {
-                prompt: generation.prompt,
-                durationSeconds: generation.duration_seconds,
-                width,
-                height,
-                audio: generation.generate_audio,
-                seed: generation.seed,
-                ...(image ? { image } : {}),
-              },
-              signal,
-            ),
-          ];
-        } else {
-          const { width, height } = imageDimensions(generation.aspect_ratio);
-          files = await renderer.images(
-            {
-              prompt: generation.prompt,
-              width,
-              height,
-              count: generation.num_images,
-              seed: generation.seed,
-              references: await Promise.all(generation.images.map((image) => inputBytes(image.mediaId))),
-            },
-            signal,
-          );
-        }
-        const contentType = 'duration_seconds' in generation ? 'video/mp4' : 'image/png';
-        const outputs = [];
-        for (const file of files) {
-          const mediaId = newMediaId(contentType === 'video/mp4' ? 'mp4' : 'png');
-          await store.put(mediaId, createReadStream(file), contentType);
-          outputs.push({ media_id: mediaId, content_type: contentType });
-        }
+        files = await renderGeneration(renderer, request.generation, (id) => mediaBytes(store, id), signal);
+        const outputs = await storeOutputs(store, files, contentTypeOf(request.generation));
         await requests.updateOne(
           { _id: request._id, state: 'pending' },
           { $set: { state: 'rendered', outputs, render_owner: null, render_lease_until: null } },
@@ -184,7 +108,7 @@ export async function createSandboxProvider(
     if (request.state === 'cancelled') return { state: 'failed', error: 'The request was cancelled' };
     if (behaviour.kind === 'hang') return { state: 'running' };
     if (clock.now() < request.ready_at.getTime()) {
-      if (request.state === 'pending' && behaviour.kind === 'normal' && (await claim(request)))
+      if (request.state === 'pending' && behaviour.kind === 'normal' && (await claims.claim(request)))
         render(request);
       return { state: 'running' };
     }
@@ -194,7 +118,7 @@ export async function createSandboxProvider(
     if (request.state === 'render_failed')
       return { state: 'failed', error: request.error ?? 'Render failed' };
     if (request.state === 'rendered') return { state: 'completed' };
-    if (await claim(request)) render(request); // the process that was rendering it is gone
+    if (await claims.claim(request)) render(request); // the process that was rendering it is gone
     return { state: 'running' };
   }
 
@@ -205,27 +129,7 @@ export async function createSandboxProvider(
       if (behaviour.kind === 'fail-submit') {
         throw new ProviderRejection('the sandbox refused the request ([sandbox:fail-submit])', 422);
       }
-      const isVideo = 'duration_seconds' in generation;
-      const processingMs =
-        behaviour.kind === 'normal' && behaviour.delayMs !== undefined
-          ? behaviour.delayMs
-          : isVideo
-            ? options.videoMs
-            : options.imageMs;
-      const now = clock.now();
-      const request: SandboxRequestDoc = {
-        _id: newId('sbx', 20),
-        endpoint: options.endpoints[ENDPOINT_BY_CAPABILITY[generation.capability]],
-        generation,
-        behaviour,
-        state: 'pending',
-        ready_at: new Date(now + processingMs),
-        outputs: [],
-        error: null,
-        render_owner: behaviour.kind === 'normal' ? instance : null,
-        render_lease_until: behaviour.kind === 'normal' ? new Date(now + leaseMs) : null,
-        created_at: new Date(now),
-      };
+      const request = newRequest(generation, behaviour, options, claims, clock.now());
       await requests.insertOne(request);
       if (behaviour.kind === 'normal') render(request);
       return { endpoint: request.endpoint, requestId: request._id };
@@ -256,17 +160,109 @@ export async function createSandboxProvider(
     },
     async close() {
       closed = true;
-      clearInterval(renewal);
+      claims.stopRenewing();
       await renderer.close();
       // Hand our unfinished renders back at once, so the next process need not wait for their leases to lapse.
-      await requests
-        .updateMany(
-          { render_owner: instance, state: 'pending' },
-          { $set: { render_owner: null, render_lease_until: null } },
-        )
-        .catch((error: unknown) => logger.warn({ err: error }, 'sandbox render claims not released'));
+      await claims.releaseAll();
     },
   };
+}
+
+/**
+ * A submitted request, pending until its emulated processing time is over (a marker's delay, else the
+ * configured time of a video or image request). A normal one is claimed at once by this process, which starts
+ * rendering it.
+ */
+function newRequest(
+  generation: Generation,
+  behaviour: SandboxBehaviour,
+  options: Pick<SandboxProviderOptions, 'endpoints' | 'videoMs' | 'imageMs'>,
+  claims: RenderClaims,
+  now: number,
+): SandboxRequestDoc {
+  const isVideo = 'duration_seconds' in generation;
+  const processingMs =
+    behaviour.kind === 'normal' && behaviour.delayMs !== undefined
+      ? behaviour.delayMs
+      : isVideo
+        ? options.videoMs
+        : options.imageMs;
+  return {
+    _id: newId('sbx', 20),
+    endpoint: options.endpoints[ENDPOINT_BY_CAPABILITY[generation.capability]],
+    generation,
+    behaviour,
+    state: 'pending',
+    ready_at: new Date(now + processingMs),
+    outputs: [],
+    error: null,
+    render_owner: behaviour.kind === 'normal' ? claims.owner : null,
+    render_lease_until: behaviour.kind === 'normal' ? claims.leaseUntil(now) : null,
+    created_at: new Date(now),
+  };
+}
+
+/** A stored media file's bytes: the renderer takes the user's pictures in memory. */
+async function mediaBytes(store: MediaStore, mediaId: string): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of await store.open(mediaId)) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** Renders a generation's media: the paths of temp files the caller owns (and deletes). */
+async function renderGeneration(
+  renderer: SandboxRenderer,
+  generation: Generation,
+  readMedia: (mediaId: string) => Promise<Buffer>,
+  signal: AbortSignal,
+): Promise<string[]> {
+  if ('duration_seconds' in generation) {
+    const { width, height } = videoDimensions(generation.resolution, generation.aspect_ratio);
+    const image = generation.image ? await readMedia(generation.image.mediaId) : undefined;
+    const video = await renderer.video(
+      {
+        prompt: generation.prompt,
+        durationSeconds: generation.duration_seconds,
+        width,
+        height,
+        audio: generation.generate_audio,
+        seed: generation.seed,
+        ...(image ? { image } : {}),
+      },
+      signal,
+    );
+    return [video];
+  }
+  const { width, height } = imageDimensions(generation.aspect_ratio);
+  return renderer.images(
+    {
+      prompt: generation.prompt,
+      width,
+      height,
+      count: generation.num_images,
+      seed: generation.seed,
+      references: await Promise.all(generation.images.map((image) => readMedia(image.mediaId))),
+    },
+    signal,
+  );
+}
+
+const contentTypeOf = (generation: Generation) =>
+  'duration_seconds' in generation ? 'video/mp4' : 'image/png';
+
+/** Stores rendered files in the media store, one after the other: the request's outputs. */
+async function storeOutputs(
+  store: MediaStore,
+  files: string[],
+  contentType: 'video/mp4' | 'image/png',
+): Promise<SandboxRequestDoc['outputs']> {
+  const outputs = [];
+  for (const file of files) {
+    const mediaId = newMediaId(contentType === 'video/mp4' ? 'mp4' : 'png');
+    await store.put(mediaId, createReadStream(file), contentType);
+    outputs.push({ media_id: mediaId, content_type: contentType });
+  }
+  return outputs;
 }
 
 /** What a job shows for a failed render: the renderer's short message (ffmpeg's details stay in the log). */

@@ -1,10 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
-import { setPriority, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { fontFile as packagedFontFile, niceAutogroup, tiedToThisThread } from '../../../platform/index.ts';
+import { runFfmpeg, spawnFailure, type RunResult } from '../../../../workers/index.ts';
+import { fontFile as packagedFontFile } from '../../../platform/index.ts';
 import { imageRenderPlan, videoRenderPlan, type RenderPlan, type VideoPlanSpec } from './render-args.ts';
+import { createRenderSlots } from './render-slots.ts';
 
 /** A video to render (sizes from `videoDimensions`): the plan's spec, with the input image's bytes. */
 export interface VideoRender extends VideoPlanSpec {
@@ -57,13 +58,15 @@ export class RenderError extends Error {
   }
 }
 
-const STDERR_KEEP_BYTES = 8192;
 const DETAIL_LINES = 12;
 /** Niceness of render processes (0 normal, 19 lowest): below the service, so renders use spare CPU. */
 const RENDER_NICENESS = 10;
 // Messages ffmpeg prints when an input file is not a picture it can decode.
 const DECODE_FAILURE =
   /invalid data found|error while decoding|could not find codec|cannot determine format|decod/i;
+
+const closedError = () => new RenderError('render cancelled: the renderer is closed');
+const cancelledError = () => new RenderError('render cancelled: the request was cancelled');
 
 function lastLines(text: string): string {
   return text.trim().split('\n').slice(-DETAIL_LINES).join('\n');
@@ -94,160 +97,191 @@ function checkImages(spec: ImageRender): void {
   }
 }
 
-/** The sandbox provider's renderer: real ffmpeg children behind a FIFO of `concurrency` slots. */
+/** What the caller of one ffmpeg run knows beyond its result, to say why it failed. */
+interface FailedRunContext {
+  kind: 'video' | 'image';
+  ffmpegPath: string;
+  /** Whether the user gave input files (their bytes are the likely culprit of a decoding error). */
+  inputs: boolean;
+  closed: boolean;
+  cancelled: boolean;
+  /** The time limit, as the message says it. */
+  limitText: string;
+}
+
+/** The RenderError of a failed ffmpeg run: the first reason that applies, ffmpeg's last lines as details. */
+function failedRender(result: Extract<RunResult, { ok: false }>, run: FailedRunContext): RenderError {
+  const { kind } = run;
+  if (result.reason === 'spawn') {
+    return new RenderError(
+      `${kind} render failed: ffmpeg could not be started`,
+      spawnFailure(result, run.ffmpegPath),
+    );
+  }
+  if (run.closed) return closedError();
+  if (run.cancelled) return cancelledError();
+  const details = lastLines(result.stderrTail);
+  if (result.reason === 'timeout')
+    return new RenderError(`${kind} render timed out after ${run.limitText}`, details);
+  if (run.inputs && DECODE_FAILURE.test(result.stderrTail)) {
+    const what = kind === 'video' ? 'the input image' : 'a reference image';
+    return new RenderError(`${kind} render failed: ${what} could not be decoded`, details);
+  }
+  const how = result.code === null ? `was killed by ${result.signal}` : `exited with code ${result.code}`;
+  return new RenderError(`${kind} render failed: ffmpeg ${how}`, details);
+}
+
+/**
+ * A signal that aborts when either source does (a render stops on its request's cancel and on the renderer's
+ * close), and `unlink` to forget it afterwards. Not `AbortSignal.any`: Node 20 keeps what it made reachable
+ * from a source for as long as that source lives, and the renderer's close signal lives as long as the
+ * renderer.
+ */
+function eitherAborts(a: AbortSignal, b: AbortSignal | undefined): { signal: AbortSignal; unlink(): void } {
+  const controller = new AbortController();
+  const abort = () => controller.abort();
+  if (a.aborted || b?.aborted) abort();
+  for (const source of [a, b]) source?.addEventListener('abort', abort, { once: true });
+  return {
+    signal: controller.signal,
+    unlink: () => {
+      for (const source of [a, b]) source?.removeEventListener('abort', abort);
+    },
+  };
+}
+
+/** Makes a render's ffmpeg arguments from the paths of its scratch files. */
+type PlanFor = (scratch: { textFile: string; inputFiles: string[] }) => RenderPlan;
+
+/** One render: the files ffmpeg reads and writes, and what its caller gets back. */
+interface RenderJob<T> {
+  kind: 'video' | 'image';
+  /** The user's bytes (the input image, the references), written to scratch files for ffmpeg. */
+  inputs: Buffer[];
+  plan: PlanFor;
+  /** Files ffmpeg writes; deleted unless the render succeeds. */
+  outputs: string[];
+  result: T;
+}
+
+function videoJob(spec: VideoRender, fontFile: string, output: string): RenderJob<string> {
+  return {
+    kind: 'video',
+    inputs: spec.image ? [spec.image] : [],
+    plan: ({ textFile, inputFiles }) =>
+      videoRenderPlan(spec, { textFile, fontFile, imageFile: inputFiles[0], output }),
+    outputs: [output],
+    result: output,
+  };
+}
+
+function imagesJob(spec: ImageRender, fontFile: string, outputs: string[]): RenderJob<string[]> {
+  return {
+    kind: 'image',
+    inputs: spec.references,
+    plan: ({ textFile, inputFiles }) =>
+      imageRenderPlan(spec, { textFile, fontFile, referenceFiles: inputFiles, outputs }),
+    outputs,
+    result: outputs,
+  };
+}
+
+/** Writes a render's files (the user's bytes, the caption) into `dir`; returns ffmpeg's arguments. */
+async function writeScratch(dir: string, inputs: Buffer[], plan: PlanFor): Promise<string[]> {
+  // User bytes go to plain files with no extension: ffmpeg picks the decoder from their content.
+  const inputFiles = inputs.map((_, index) => join(dir, `input-${index}`));
+  await Promise.all(inputs.map((bytes, index) => writeFile(inputFiles[index]!, bytes)));
+  const textFile = join(dir, 'caption.txt');
+  const { args, captionText } = plan({ textFile, inputFiles });
+  await writeFile(textFile, captionText, 'utf8');
+  return args;
+}
+
+/** Rejects when an ffmpeg that exited well left one of its outputs missing or empty. */
+async function checkOutputs(kind: 'video' | 'image', outputs: string[]): Promise<void> {
+  for (const output of outputs) {
+    const size = await stat(output).then(
+      (s) => s.size,
+      () => 0,
+    );
+    if (size === 0) throw new RenderError(`${kind} render failed: ffmpeg produced no output`);
+  }
+}
+
+/** The sandbox provider's renderer: ffmpeg children (through the shared runner) behind a FIFO of slots. */
 export function createSandboxRenderer(options: SandboxRendererOptions): SandboxRenderer {
-  const concurrency = Math.max(1, Math.floor(options.concurrency));
+  const { ffmpegPath } = options;
   const tmpRoot = resolve(options.tmpDir ?? tmpdir());
   const font = options.fontFile ?? packagedFontFile();
   const timeoutMs = options.timeoutMs ?? 120_000;
   const limitText = timeoutMs >= 1000 ? `${Math.round(timeoutMs / 1000)} s` : `${timeoutMs} ms`;
-  const waiting: Array<{ start: () => void; cancel: (error: Error) => void }> = [];
-  const children = new Set<ChildProcess>();
+  const slots = createRenderSlots(options.concurrency, cancelledError);
+  /** Aborted by close(): it kills every running ffmpeg. */
+  const closing = new AbortController();
   const inFlight = new Set<Promise<unknown>>();
-  let active = 0;
-  let closed = false;
 
-  const closedError = () => new RenderError('render cancelled: the renderer is closed');
-  const abortedError = () => new RenderError('render cancelled: the request was cancelled');
-
-  /** A slot; an aborted render leaves the queue at once (a cancelled request must not wait for, or hold, one). */
-  function acquire(signal: AbortSignal | undefined): Promise<void> {
-    if (closed) return Promise.reject(closedError());
-    if (signal?.aborted) return Promise.reject(abortedError());
-    if (active < concurrency) {
-      active += 1;
-      return Promise.resolve();
+  /**
+   * Runs one ffmpeg to its end (none starts once the render is cancelled or the renderer closed); rejects
+   * with a readable RenderError.
+   */
+  async function runOne(job: RenderJob<unknown>, args: string[], signal?: AbortSignal): Promise<void> {
+    const stop = eitherAborts(closing.signal, signal);
+    try {
+      // Arguments go straight to execve: no shell ever sees the prompt or a path. Niced: a queue of renders
+      // must never slow down submits and reads.
+      const result = await runFfmpeg({
+        ffmpegPath,
+        args,
+        timeoutMs,
+        niceness: RENDER_NICENESS,
+        signal: stop.signal,
+      });
+      if (result.ok) return;
+      throw failedRender(result, {
+        kind: job.kind,
+        ffmpegPath,
+        inputs: job.inputs.length > 0,
+        closed: closing.signal.aborted,
+        cancelled: signal?.aborted === true,
+        limitText,
+      });
+    } finally {
+      stop.unlink();
     }
-    return new Promise((start, cancel) => {
-      const waiter = {
-        start: () => {
-          signal?.removeEventListener('abort', leave);
-          start();
-        },
-        cancel,
-      };
-      const leave = () => {
-        const index = waiting.indexOf(waiter);
-        if (index !== -1) waiting.splice(index, 1);
-        cancel(abortedError());
-      };
-      signal?.addEventListener('abort', leave, { once: true });
-      waiting.push(waiter);
-    });
-  }
-
-  function release(): void {
-    // The slot passes straight to the next waiter, so `running` never dips between two renders.
-    const next = waiting.shift();
-    if (next) next.start();
-    else active -= 1;
-  }
-
-  /** Runs one ffmpeg; rejects with a readable RenderError. `inputs` says whether user files were given. */
-  function runFfmpeg(
-    args: string[],
-    kind: 'video' | 'image',
-    inputs: boolean,
-    signal: AbortSignal | undefined,
-  ): Promise<void> {
-    if (closed) return Promise.reject(closedError());
-    if (signal?.aborted) return Promise.reject(abortedError());
-    return new Promise((resolvePromise, reject) => {
-      // Arguments go straight to execve: no shell ever sees the prompt or a path. Tied, so in a process group
-      // of its own: a signal to the service's group leaves a render in flight to finish during the drain.
-      const tied = tiedToThisThread(options.ffmpegPath, args);
-      const child = spawn(tied.command, tied.args, {
-        stdio: ['ignore', 'ignore', 'pipe'],
-        detached: tied.detached,
-      });
-      children.add(child);
-      // Renders yield the CPU to the API: a queue of renders must never slow down submits and reads.
-      if (child.pid !== undefined) {
-        try {
-          setPriority(child.pid, RENDER_NICENESS);
-        } catch {
-          // The child may already have exited; it then needs no priority.
-        }
-        if (tied.detached) niceAutogroup(child.pid, RENDER_NICENESS);
-      }
-      let stderr = '';
-      let timedOut = false;
-      let spawnError: Error | undefined;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        child.kill('SIGKILL');
-      }, timeoutMs);
-      const abort = () => child.kill('SIGKILL');
-      signal?.addEventListener('abort', abort, { once: true });
-      child.stderr?.setEncoding('utf8');
-      child.stderr?.on('data', (chunk: string) => {
-        stderr = (stderr + chunk).slice(-STDERR_KEEP_BYTES);
-      });
-      child.once('error', (error) => {
-        spawnError = error;
-      });
-      child.once('close', (code, exitSignal) => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', abort);
-        children.delete(child);
-        const details = lastLines(stderr);
-        if (spawnError)
-          reject(new RenderError(`${kind} render failed: ffmpeg could not be started`, spawnError.message));
-        else if (code === 0) resolvePromise();
-        else if (closed) reject(closedError());
-        else if (signal?.aborted) reject(abortedError());
-        else if (timedOut) reject(new RenderError(`${kind} render timed out after ${limitText}`, details));
-        else if (inputs && DECODE_FAILURE.test(stderr)) {
-          const what = kind === 'video' ? 'the input image' : 'a reference image';
-          reject(new RenderError(`${kind} render failed: ${what} could not be decoded`, details));
-        } else {
-          const how = code === null ? `was killed by ${exitSignal}` : `exited with code ${code}`;
-          reject(new RenderError(`${kind} render failed: ffmpeg ${how}`, details));
-        }
-      });
-    });
   }
 
   /** Holds a slot and a scratch directory for one render; outputs are deleted unless the render succeeds. */
-  async function render<T>(
-    kind: 'video' | 'image',
-    outputs: string[],
-    inputs: Buffer[],
-    plan: (scratch: { textFile: string; inputFiles: string[] }) => RenderPlan,
-    result: T,
-    signal: AbortSignal | undefined,
-  ): Promise<T> {
-    await acquire(signal);
+  async function render<T>(job: RenderJob<T>, signal: AbortSignal | undefined): Promise<T> {
+    if (closing.signal.aborted) throw closedError();
+    await slots.acquire(signal);
     let scratch: string | undefined;
     try {
       await mkdir(tmpRoot, { recursive: true });
       scratch = await mkdtemp(join(tmpRoot, 'mf-render-'));
-      const dir = scratch;
-      // User bytes go to plain files with no extension: ffmpeg picks the decoder from their content.
-      const inputFiles = inputs.map((_, index) => join(dir, `input-${index}`));
-      await Promise.all(inputs.map((bytes, index) => writeFile(inputFiles[index]!, bytes)));
-      const textFile = join(dir, 'caption.txt');
-      const { args, captionText } = plan({ textFile, inputFiles });
-      await writeFile(textFile, captionText, 'utf8');
-      await runFfmpeg(args, kind, inputs.length > 0, signal);
-      for (const output of outputs) {
-        const size = await stat(output).then(
-          (s) => s.size,
-          () => 0,
-        );
-        if (size === 0) throw new RenderError(`${kind} render failed: ffmpeg produced no output`);
-      }
-      return result;
+      await runOne(job, await writeScratch(scratch, job.inputs, job.plan), signal);
+      await checkOutputs(job.kind, job.outputs);
+      return job.result;
     } catch (error) {
-      await Promise.all(outputs.map((output) => rm(output, { force: true })));
+      await Promise.all(job.outputs.map((output) => rm(output, { force: true })));
       throw error;
     } finally {
       if (scratch) await rm(scratch, { recursive: true, force: true });
-      release();
+      slots.release();
     }
   }
 
-  function track<T>(promise: Promise<T>): Promise<T> {
+  /** Checks a render's request, then queues it, tracked so that close() can wait for it. */
+  function submit<T>(
+    check: () => void,
+    job: () => RenderJob<T>,
+    signal: AbortSignal | undefined,
+  ): Promise<T> {
+    try {
+      check();
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+    const promise = render(job(), signal);
     inFlight.add(promise);
     const forget = () => inFlight.delete(promise);
     promise.then(forget, forget);
@@ -257,58 +291,35 @@ export function createSandboxRenderer(options: SandboxRendererOptions): SandboxR
   const outputPath = (extension: string) => join(tmpRoot, `mf-sandbox-${randomUUID()}.${extension}`);
 
   return {
-    video(spec, signal) {
-      try {
-        checkVideo(spec);
-      } catch (error) {
-        return Promise.reject(error as Error);
-      }
-      const output = outputPath('mp4');
-      return track(
-        render(
-          'video',
-          [output],
-          spec.image ? [spec.image] : [],
-          ({ textFile, inputFiles }) =>
-            videoRenderPlan(spec, { textFile, fontFile: font, imageFile: inputFiles[0], output }),
-          output,
-          signal,
-        ),
-      );
-    },
-
-    images(spec, signal) {
-      try {
-        checkImages(spec);
-      } catch (error) {
-        return Promise.reject(error as Error);
-      }
-      const outputs = Array.from({ length: spec.count }, () => outputPath('png'));
-      return track(
-        render(
-          'image',
-          outputs,
-          spec.references,
-          ({ textFile, inputFiles }) =>
-            imageRenderPlan(spec, { textFile, fontFile: font, referenceFiles: inputFiles, outputs }),
-          outputs,
-          signal,
-        ),
-      );
-    },
+    video: (spec, signal) =>
+      submit(
+        () => checkVideo(spec),
+        () => videoJob(spec, font, outputPath('mp4')),
+        signal,
+      ),
+    images: (spec, signal) =>
+      submit(
+        () => checkImages(spec),
+        () =>
+          imagesJob(
+            spec,
+            font,
+            Array.from({ length: spec.count }, () => outputPath('png')),
+          ),
+        signal,
+      ),
 
     get running() {
-      return active;
+      return slots.running;
     },
 
     get queued() {
-      return waiting.length;
+      return slots.queued;
     },
 
     async close() {
-      closed = true;
-      for (const waiter of waiting.splice(0)) waiter.cancel(closedError());
-      for (const child of children) child.kill('SIGKILL');
+      closing.abort();
+      slots.rejectWaiting(closedError());
       await Promise.allSettled([...inFlight]);
     },
   };

@@ -1,22 +1,31 @@
-// The one place an export's ffmpeg child lives (docs/operator.md, Export workers): spawned niced with no
-// stdin, `-progress` on stdout turned into fractions, the log on stderr kept as a bounded tail, and SIGKILLed
-// on time-out or abort. It resolves only once the child has exited, so no ffmpeg outlives the call, and it
-// never rejects: an ffmpeg failure is a result, for the service to turn into a stable error code.
+// The one place an ffmpeg child lives, for the export's encodes and the sandbox provider's renders alike
+// (docs/operator.md, Export workers): spawned niced with no stdin, `-progress` on stdout turned into
+// fractions, the log on stderr kept as a bounded tail, and SIGKILLed on time-out or abort. It resolves only
+// once the child has exited, so no ffmpeg outlives the call, and it never rejects: an ffmpeg failure is a
+// result, for the caller to turn into its own error.
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { setPriority } from 'node:os';
+import { niceAutogroup, tiedToThisThread } from '../../src/platform/core/index.ts';
 import { ProgressParser } from './progress.ts';
 
-export type { RunResult } from './work-order.ts';
-import type { RunResult } from './work-order.ts';
-import { niceAutogroup, tiedToThisThread } from '../../src/platform/core/index.ts';
+/** How one ffmpeg run ended. `code`/`signal` are the child's; `stderrTail` is for the log, never for users. */
+export type RunResult =
+  | { ok: true }
+  | {
+      ok: false;
+      reason: 'exit' | 'timeout' | 'aborted' | 'spawn';
+      code: number | null;
+      signal: string | null;
+      stderrTail: string;
+    };
 
 export interface RunFfmpegOptions {
   ffmpegPath: string;
   /** ffmpeg's arguments (without the binary); must include `-progress pipe:1` for progress. */
   args: string[];
-  /** Length of the output in seconds, what progress is measured against. */
-  totalSec: number;
+  /** Length of the output in seconds, what progress is measured against; without it, none is reported. */
+  totalSec?: number;
   timeoutMs: number;
   signal?: AbortSignal;
   /** Share of the output written, 0..1, only ever increasing. */
@@ -78,7 +87,7 @@ export function runFfmpeg(options: RunFfmpegOptions): Promise<RunResult> {
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: tied.detached,
     });
-    const parser = new ProgressParser(totalSec);
+    const parser = totalSec === undefined ? undefined : new ProgressParser(totalSec);
     let fraction = 0;
     let stderr = '';
     let killedFor: 'timeout' | 'aborted' | undefined;
@@ -114,7 +123,7 @@ export function runFfmpeg(options: RunFfmpegOptions): Promise<RunResult> {
     const tail = () => stderr.slice(-STDERR_TAIL_BYTES);
 
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      for (const update of parser.push(chunk)) report(update.fraction);
+      for (const update of parser?.push(chunk) ?? []) report(update.fraction);
     });
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       stderr += chunk;
@@ -166,4 +175,15 @@ export function runFfmpeg(options: RunFfmpegOptions): Promise<RunResult> {
     });
     child.once('close', done);
   });
+}
+
+/**
+ * Why a run with reason `spawn` could not start ffmpeg, in Node's words (`spawn <path> ENOENT`), whether
+ * `nice` stood in between or not: `nice` tells it by its exit code, 127 for an ffmpeg it cannot find and 126
+ * for one it cannot execute.
+ */
+export function spawnFailure(result: Extract<RunResult, { ok: false }>, ffmpegPath: string): string {
+  if (result.reason === 'spawn' && result.code === 127) return `spawn ${ffmpegPath} ENOENT`;
+  if (result.reason === 'spawn' && result.code === 126) return `spawn ${ffmpegPath} EACCES`;
+  return result.stderrTail;
 }

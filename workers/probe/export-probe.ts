@@ -3,7 +3,13 @@
 // the render needs to plan its filters: codecs, stored size, frame rate, pixel format, rotation.
 import type { ExportSource } from '../export/plan.ts';
 import { frameRate } from './header-limits.ts';
-import { interpretProbe, mainStreams, probeChecked, unsupportedMedia, type MediaProbeOptions } from './probe.ts';
+import {
+  interpretProbe,
+  mainStreams,
+  probeChecked,
+  unsupportedMedia,
+  type MediaProbeOptions,
+} from './probe.ts';
 import type { ProbeJson, ProbeStream } from './probe-json.ts';
 import type { SniffedContainer } from './sniff.ts';
 

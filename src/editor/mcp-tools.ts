@@ -170,7 +170,7 @@ export function editorTools(deps: EditorToolDeps): McpTool[] {
           answer.clips_created.length > 0 ? `${answer.clips_created.length} clip(s)` : '',
         ].filter(Boolean);
         return {
-          structured: answer,
+          structured: { ...answer },
           text: `${answer.assistant_text}\n\n(${made.length > 0 ? `created ${made.join(' and ')}` : 'nothing created'}; reply with video_editor_instruct, or export with video_editor_export)`,
           links: assetLinks(answer.assets_created),
         };

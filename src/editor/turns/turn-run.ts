@@ -15,13 +15,8 @@ import { failTurn, finishTurn, type TurnMessage, type TurnObserver } from './tur
 import type { TurnMedia } from './turn-media.ts';
 import type { TurnReference, TurnReferences } from './turn-references.ts';
 import { TurnLost, type TurnSession } from './turn-session.ts';
-import {
-  agentClip,
-  createTurnTools,
-  libraryItem,
-  type TurnResults,
-  type TurnToolsDeps,
-} from './turn-tools.ts';
+import { agentClip, libraryItem, type TurnResults, type TurnToolsDeps } from './turn-tool-runners.ts';
+import { createTurnTools } from './turn-tools.ts';
 
 /** Instruct's body once validated (docs/editor.md, Routes). */
 export interface InstructRequest {

@@ -25,8 +25,11 @@ export interface InstructRequest {
   video_id?: string;
 }
 
-/** Instruct's answer (docs/editor.md, Routes): the agent's reply, what its turn did, and the turn's events. */
-export interface InstructAnswer {
+/**
+ * Instruct's answer (docs/editor.md, Routes): the agent's reply, what its turn did, and the turn's events. A
+ * type rather than an interface, so that it is a record: MCP's instruct answers it as its structured content.
+ */
+export type InstructAnswer = {
   assistant_text: string;
   assets_created: AssetView[];
   clips_created: ClipView[];
@@ -35,7 +38,7 @@ export interface InstructAnswer {
   media_gen_done: boolean;
   /** The events the turn's own commands committed, in `seq` order. */
   agent_events: ProjectEvent[];
-}
+};
 
 /** What running a granted turn reads, writes and tells. */
 export interface TurnRunDeps {

@@ -1,10 +1,39 @@
-import type { ProjectCommands, ProjectsRepository } from '../../actors/index.ts';
+import type { AssetView, ProjectCommands, ProjectEvent, ProjectsRepository } from '../../actors/index.ts';
 import { AppError, derivedMediaId, extensionFor, NotHandledYet, type MediaStore } from '../platform/index.ts';
 import type { JobRecord } from '../jobs/index.ts';
 import type { TurnEventDraft } from './turns/turn-session.ts';
 
 /** The asset id a job's media get: one job, one asset, however often it is added. */
 export const generatedAssetId = (jobId: string) => `va_${jobId.replace(/^job_/, '')}`;
+
+/** A generated asset as its project answered the add. */
+export interface AddedAsset {
+  asset: AssetView;
+  /** The events the add committed: the turn's noted events, then `asset.created` unless it was there already. */
+  events: ProjectEvent[];
+  /** The project's revision after the add. */
+  revision: number;
+}
+
+/** The assets of editor jobs: a job's delivered media, added to the project it was generated for. */
+export interface GeneratedAssets {
+  /**
+   * Adds the completed job's media to its project as an asset (null when the job has no origin, did not
+   * complete, or its file is gone). `turnId` and `before`: the turn adding it while it holds the project,
+   * and its noted events, committed with the asset (turn-session.ts). 404 when the project is gone (the copy
+   * of the file is removed).
+   */
+  add(job: JobRecord, turnId?: string, before?: TurnEventDraft[]): Promise<AddedAsset | null>;
+  /**
+   * The safety net, subscribed to the jobs' `job.finished` (on whichever node ends the job, and again by
+   * their outbox until it succeeds): a completed editor job's media join its project. While the job's turn
+   * still holds the project, the turn adds them itself — its command's answer then carries the
+   * `asset.created` it answers with (`agent_events`) — so this leaves them to it (`NotHandledYet`: the
+   * outbox asks again later, and by then the turn has added them, or has ended without: its node died, it
+   * lost the project). A deleted project needs nothing.
+   */
+  addDelivered(job: JobRecord): Promise<void>;
+}
 
 /**
  * Turns the media of a completed editor job into a project asset (docs/editor.md, Agent turns). Called by the turn that
@@ -17,10 +46,9 @@ export function createGeneratedAssets(deps: {
   store: MediaStore;
   commands: ProjectCommands;
   projects: Pick<ProjectsRepository, 'get'>;
-}) {
-  const generated = {
-    /** `before`: the turn's noted events, committed with the asset (turn-session.ts). */
-    async add(job: JobRecord, turnId?: string, before: TurnEventDraft[] = []) {
+}): GeneratedAssets {
+  const generated: GeneratedAssets = {
+    async add(job, turnId, before = []) {
       const origin = job.origin;
       const source = job.media_ids[0];
       if (!origin || job.status !== 'completed' || !source) return null;
@@ -65,15 +93,7 @@ export function createGeneratedAssets(deps: {
         .catch(forgetCopy);
     },
 
-    /**
-     * The safety net, subscribed to the jobs' `job.finished` (on whichever node ends the job, and again by
-     * their outbox until it succeeds): a completed editor job's media join its project. While the job's turn
-     * still holds the project, the turn adds them itself — its command's answer then carries the
-     * `asset.created` it answers with (`agent_events`) — so this leaves them to it (`NotHandledYet`: the
-     * outbox asks again later, and by then the turn has added them, or has ended without: its node died, it
-     * lost the project). A deleted project needs nothing.
-     */
-    async addDelivered(job: JobRecord): Promise<void> {
+    async addDelivered(job) {
       if (!job.origin || job.status !== 'completed') return;
       const project = await deps.projects.get(job.origin.project_id);
       if (!project) return;
@@ -87,5 +107,3 @@ export function createGeneratedAssets(deps: {
   };
   return generated;
 }
-
-export type GeneratedAssets = ReturnType<typeof createGeneratedAssets>;

@@ -1,5 +1,13 @@
-import { BSON, type Db } from 'mongodb';
-import type { EventHistory, ProjectEvent } from '../../../actors/index.ts';
+import type { Collection, Db } from 'mongodb';
+import type { EventHistory } from '../../../actors/index.ts';
+import {
+  createLastWritten,
+  fillBuckets,
+  sumBytes,
+  type BucketDoc,
+  type Draft,
+  type LastWritten,
+} from './event-buckets.ts';
 
 /** How much history is kept; a bucket goes only once it is older than both limits. */
 export interface MongoEventHistoryOptions {
@@ -16,45 +24,8 @@ export interface MongoEventHistoryOptions {
   keepMs?: number;
 }
 
-/**
- * One stored document: events of consecutive seqs `first_seq .. last_seq` of one project, at most
- * `bucketSize` of them and at most about `bucketBytes` of them (or one larger event). A project's buckets
- * do not overlap. Documents written by the fixed-boundary version (`_id` `<project>:<bucket index>`, seqs
- * `index * 100 + 1 .. (index + 1) * 100`, a `bucket` field) are buckets like any other and are read as such.
- */
-interface BucketDoc {
-  /** `<project>@<first_seq>` (`<project>:<index>` when written by the fixed-boundary version). */
-  _id: string;
-  project_id: string;
-  /** Only in documents written by the fixed-boundary version. */
-  bucket?: number;
-  first_seq: number;
-  last_seq: number;
-  /** Ascending by seq, one per seq. */
-  events: ProjectEvent[];
-  /** When it was last written: every event in it is at least this old. */
-  updated_at: Date;
-}
-
-/** The last bucket a process wrote for a project, with the BSON size of its events. */
-interface Written {
-  doc: BucketDoc;
-  bytes: number;
-}
-
-/** A bucket being built by an append. */
-interface Draft {
-  /** The stored bucket it rewrites (undefined: a new one). */
-  stored: BucketDoc | undefined;
-  events: ProjectEvent[];
-  bytes: number;
-  /** Whether it differs from `stored` (it was truncated or got events). */
-  changed: boolean;
-}
-
-/** Projects whose last bucket is remembered, and how many bytes of events all of them may hold. */
-const CACHED_PROJECTS = 1000;
-const CACHED_BYTES = 64 * 1024 * 1024;
+/** The options, checked, with their defaults. */
+type HistoryLimits = Required<MongoEventHistoryOptions>;
 
 const positiveInteger = (name: string, value: number): number => {
   if (!Number.isInteger(value) || value < 1)
@@ -62,12 +33,17 @@ const positiveInteger = (name: string, value: number): number => {
   return value;
 };
 
-/** Bytes an event takes in a bucket's BSON (as stored: `undefined` fields are left out). */
-const eventBytes = (event: ProjectEvent): number =>
-  BSON.calculateObjectSize(event, { ignoreUndefined: true });
+function historyLimits(options: MongoEventHistoryOptions): HistoryLimits {
+  const bucketSize = positiveInteger('bucketSize', options.bucketSize ?? 100);
+  const bucketBytes = positiveInteger('bucketBytes', options.bucketBytes ?? 1024 * 1024);
+  const keepEvents = positiveInteger('keepEvents', options.keepEvents ?? 1000);
+  const keepMs = options.keepMs ?? 3_600_000;
+  if (!(keepMs >= 0)) throw new Error('event history: keepMs must be a number of milliseconds');
+  return { bucketSize, bucketBytes, keepEvents, keepMs };
+}
 
-const sumBytes = (events: ProjectEvent[]): number =>
-  events.reduce((sum, event) => sum + eventBytes(event), 0);
+/** Unique per project and start: a bucket written again from the same seq replaces the stored one. */
+const bucketId = (projectId: string, firstSeq: number): string => `${projectId}@${firstSeq}`;
 
 /**
  * The project event history in `project_event_buckets`, stored as buckets of consecutive seqs, not one
@@ -85,88 +61,17 @@ const sumBytes = (events: ProjectEvent[]): number =>
  * which writes the same seqs again, and a seq written again replaces what was there. Appending from seq n
  * deletes the buckets that start at n or later, then rewrites the bucket holding n - 1 (truncated after it,
  * plus what fits), then writes new buckets: a crash in between leaves a gapless prefix of the history, and the
- * redelivered command writes it all again.
+ * redelivered command writes it all again. The buckets, how an append fills them and the cache of the last
+ * one written: event-buckets.ts.
  */
 export async function createMongoEventHistory(
   db: Db,
   options: MongoEventHistoryOptions = {},
 ): Promise<EventHistory> {
-  const bucketSize = positiveInteger('bucketSize', options.bucketSize ?? 100);
-  const bucketBytes = positiveInteger('bucketBytes', options.bucketBytes ?? 1024 * 1024);
-  const keepEvents = positiveInteger('keepEvents', options.keepEvents ?? 1000);
-  const keepMs = options.keepMs ?? 3_600_000;
-  if (!(keepMs >= 0)) throw new Error('event history: keepMs must be a number of milliseconds');
-
+  const limits = historyLimits(options);
   const buckets = db.collection<BucketDoc>('project_event_buckets', { ignoreUndefined: true });
   await buckets.createIndexes([{ key: { project_id: 1, last_seq: 1 }, name: 'by_project_seq' }]);
-
-  /** Unique per project and start: a bucket written again from the same seq replaces the stored one. */
-  const bucketId = (projectId: string, firstSeq: number): string => `${projectId}@${firstSeq}`;
-
-  /**
-   * Removes the project's buckets that are older than both limits. Run only by an append that starts a
-   * bucket, so it costs at most one delete per bucket; history therefore overshoots the limits by up to a
-   * bucket. The newest bucket always stays (its last seq is the head, above `head - keepEvents`).
-   */
-  async function prune(projectId: string, head: number, now: Date): Promise<void> {
-    const newestPrunable = head - keepEvents;
-    if (newestPrunable < 1) return;
-    await buckets.deleteMany({
-      project_id: projectId,
-      last_seq: { $lte: newestPrunable },
-      updated_at: { $lt: new Date(now.getTime() - keepMs) },
-    });
-  }
-
-  /**
-   * The bucket last written per project by this process, with its size (bounded in projects and bytes; a
-   * miss only costs a read and a delete). It is the project's newest bucket as far as this process knows.
-   */
-  const lastWritten = new Map<string, Written>();
-  let cachedBytes = 0;
-  function remember(projectId: string, written: Written | undefined) {
-    const previous = lastWritten.get(projectId);
-    if (previous) {
-      cachedBytes -= previous.bytes;
-      lastWritten.delete(projectId);
-    }
-    if (!written) return;
-    lastWritten.set(projectId, written);
-    cachedBytes += written.bytes;
-    while (lastWritten.size > CACHED_PROJECTS || (cachedBytes > CACHED_BYTES && lastWritten.size > 1)) {
-      const [oldest, entry] = lastWritten.entries().next().value!;
-      cachedBytes -= entry.bytes;
-      lastWritten.delete(oldest);
-    }
-  }
-
-  /**
-   * The bucket holding `first - 1`, from the cache when this process wrote it last and it ends right before
-   * `first` (the actor numbers events without gaps: nothing is stored after it), otherwise read. `clean`
-   * says whether nothing can be stored from `first` on; when false the caller deletes what is.
-   */
-  async function tailBefore(
-    projectId: string,
-    first: number,
-  ): Promise<{ tail: Draft | undefined; clean: boolean }> {
-    const cached = lastWritten.get(projectId);
-    if (cached && cached.doc.last_seq === first - 1) {
-      const { doc, bytes } = cached;
-      return { tail: { stored: doc, events: [...doc.events], bytes, changed: false }, clean: true };
-    }
-    // The first bucket ending at or after `first - 1`: it holds `first - 1` when any does.
-    const [found] = await buckets
-      .find({ project_id: projectId, last_seq: { $gte: first - 1 } })
-      .sort({ last_seq: 1 })
-      .limit(1)
-      .toArray();
-    if (!found || found.first_seq >= first) return { tail: undefined, clean: false };
-    // Stored events from `first` on were written by an attempt that never committed (the actor gives out
-    // seqs after the project's, so these seqs are being given out again now): they are dropped.
-    const events = found.events.filter((event) => event.seq < first);
-    const changed = events.length !== found.events.length;
-    return { tail: { stored: found, events, bytes: sumBytes(events), changed }, clean: false };
-  }
+  const lastWritten = createLastWritten();
 
   return {
     async append(projectId, events, now) {
@@ -180,27 +85,10 @@ export async function createMongoEventHistory(
       }
       const fresh = [...events].sort((a, b) => a.seq - b.seq);
       const first = fresh[0]!.seq;
-      const { tail, clean } = await tailBefore(projectId, first);
+      const { tail, clean } = await tailBefore(buckets, lastWritten, projectId, first);
+      const drafts = fillBuckets(tail, fresh, limits);
 
-      // Fill the tail bucket, then new ones, each up to `bucketSize` events and `bucketBytes` bytes.
-      const drafts: Draft[] = tail ? [tail] : [];
-      let current = tail;
-      for (const event of fresh) {
-        const bytes = eventBytes(event);
-        if (
-          !current ||
-          current.events.length >= bucketSize ||
-          (current.events.length > 0 && current.bytes + bytes > bucketBytes)
-        ) {
-          current = { stored: undefined, events: [], bytes: 0, changed: true };
-          drafts.push(current);
-        }
-        current.events.push(event);
-        current.bytes += bytes;
-        current.changed = true;
-      }
-
-      remember(projectId, undefined);
+      lastWritten.remember(projectId, undefined);
       // Buckets starting at `first` or later hold only seqs being written again: gone before anything is
       // written, so no reader ever sees two buckets holding the same seq.
       if (!clean) {
@@ -224,9 +112,9 @@ export async function createMongoEventHistory(
           updated_at: now,
         };
         await buckets.replaceOne({ _id: doc._id }, doc, { upsert: true });
-        remember(projectId, { doc, bytes: draft.bytes });
+        lastWritten.remember(projectId, { doc, bytes: draft.bytes });
       }
-      if (started) await prune(projectId, fresh[fresh.length - 1]!.seq, now);
+      if (started) await prune(buckets, limits, projectId, fresh[fresh.length - 1]!.seq, now);
     },
 
     /**
@@ -248,8 +136,59 @@ export async function createMongoEventHistory(
     },
 
     async deleteProject(projectId) {
-      remember(projectId, undefined);
+      lastWritten.remember(projectId, undefined);
       await buckets.deleteMany({ project_id: projectId });
     },
   };
+}
+
+/**
+ * The bucket holding `first - 1`, from the cache when this process wrote it last and it ends right before
+ * `first` (the actor numbers events without gaps: nothing is stored after it), otherwise read. `clean`
+ * says whether nothing can be stored from `first` on; when false the caller deletes what is.
+ */
+async function tailBefore(
+  buckets: Collection<BucketDoc>,
+  lastWritten: LastWritten,
+  projectId: string,
+  first: number,
+): Promise<{ tail: Draft | undefined; clean: boolean }> {
+  const cached = lastWritten.get(projectId);
+  if (cached && cached.doc.last_seq === first - 1) {
+    const { doc, bytes } = cached;
+    return { tail: { stored: doc, events: [...doc.events], bytes, changed: false }, clean: true };
+  }
+  // The first bucket ending at or after `first - 1`: it holds `first - 1` when any does.
+  const [found] = await buckets
+    .find({ project_id: projectId, last_seq: { $gte: first - 1 } })
+    .sort({ last_seq: 1 })
+    .limit(1)
+    .toArray();
+  if (!found || found.first_seq >= first) return { tail: undefined, clean: false };
+  // Stored events from `first` on were written by an attempt that never committed (the actor gives out
+  // seqs after the project's, so these seqs are being given out again now): they are dropped.
+  const events = found.events.filter((event) => event.seq < first);
+  const changed = events.length !== found.events.length;
+  return { tail: { stored: found, events, bytes: sumBytes(events), changed }, clean: false };
+}
+
+/**
+ * Removes the project's buckets that are older than both limits. Run only by an append that starts a
+ * bucket, so it costs at most one delete per bucket; history therefore overshoots the limits by up to a
+ * bucket. The newest bucket always stays (its last seq is the head, above `head - keepEvents`).
+ */
+async function prune(
+  buckets: Collection<BucketDoc>,
+  limits: HistoryLimits,
+  projectId: string,
+  head: number,
+  now: Date,
+): Promise<void> {
+  const newestPrunable = head - limits.keepEvents;
+  if (newestPrunable < 1) return;
+  await buckets.deleteMany({
+    project_id: projectId,
+    last_seq: { $lte: newestPrunable },
+    updated_at: { $lt: new Date(now.getTime() - limits.keepMs) },
+  });
 }

@@ -33,12 +33,22 @@ export function metadataOf(
   };
 }
 
+/** A turn's reference images, from their URLs to the project's library. */
+export interface TurnReferences {
+  /** Fetches and probes every URL; on any failure nothing is kept. */
+  fetch(urls: readonly string[]): Promise<TurnReference[]>;
+  /** Adds them to the library as the running turn's assets. */
+  place(session: TurnSession, references: readonly TurnReference[]): Promise<AssetView[]>;
+  /** Removes the files of the references that did not become assets. */
+  discard(references: readonly TurnReference[]): Promise<void>;
+}
+
 /**
  * A turn's reference images (docs/editor.md, Agent turns): fetched through the guarded fetch and probed
  * before anything is charged, added to the library (`source: import`) once the turn runs, and their files
  * removed whenever the turn ends before they became assets (refused, dropped, failed).
  */
-export function createTurnReferences(deps: { intake: MediaIntake; store: MediaStore }) {
+export function createTurnReferences(deps: { intake: MediaIntake; store: MediaStore }): TurnReferences {
   /** Removes the files of the references that did not become assets. */
   async function discard(references: readonly TurnReference[]): Promise<void> {
     const loose = references.filter((reference) => !reference.placed);
@@ -48,7 +58,6 @@ export function createTurnReferences(deps: { intake: MediaIntake; store: MediaSt
   return {
     discard,
 
-    /** Fetches and probes every URL; on any failure nothing is kept. */
     async fetch(urls: readonly string[]): Promise<TurnReference[]> {
       const taken: TurnReference[] = [];
       try {
@@ -70,7 +79,6 @@ export function createTurnReferences(deps: { intake: MediaIntake; store: MediaSt
       }
     },
 
-    /** Adds them to the library as the running turn's assets. */
     async place(session: TurnSession, references: readonly TurnReference[]): Promise<AssetView[]> {
       const added: AssetView[] = [];
       for (const reference of references) {

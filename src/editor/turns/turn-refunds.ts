@@ -6,8 +6,8 @@ export const turnChargeOpId = (turnId: string) => `turn:${turnId}`;
 
 /**
  * Gives back the charge of a turn that was dropped before it began (its project was deleted while it waited,
- * its node died while it was queued): a turn that never ran is not a turn, and spec 7.5.6's "never refunded"
- * is about turns that ran. The refund `reverses` the charge, so it applies at most once, whoever sends it and
+ * its node died while it was queued): a turn that never ran is not a turn, and "never refunded" (docs/editor.md,
+ * Agent turns) is about turns that began. The refund `reverses` the charge, so it applies at most once, whoever sends it and
  * however often, and changes nothing when the charge never happened.
  */
 export async function refundDroppedTurn(

@@ -20,7 +20,7 @@ import type { EventBus } from '../../src/platform/core/event-bus.ts';
 import type { MediaIntake } from '../../src/platform/media/media-intake-port.ts';
 import type { MediaStore } from '../../src/platform/storage/media-store.ts';
 import { createEditorService, type EditorService } from '../../src/editor/editor-service.ts';
-import { createEditorTurns } from '../../src/editor/turns/editor-turns.ts';
+import { createEditorTurns, type EditorTurns } from '../../src/editor/turns/editor-turns.ts';
 import { createGeneratedAssets } from '../../src/editor/generated-assets.ts';
 import { createTurnMedia } from '../../src/editor/turns/turn-media.ts';
 import { createDomainEvents } from '../../src/platform/core/domain-events.ts';
@@ -45,7 +45,7 @@ export interface EditorStack {
   events: EventBus;
   repositories: Awaited<ReturnType<typeof repositoriesOn>>;
   editor: EditorService;
-  turns: ReturnType<typeof createEditorTurns>;
+  turns: EditorTurns;
   commands: ProjectCommands;
   close(): Promise<void>;
 }

@@ -31,9 +31,12 @@ type WatchProject = (options: {
  * listens to.
  */
 class BrowserLikeWebSocket extends WebSocket {
+  /** Handshakes that succeeded, so the test edits only once the first socket is live. */
+  static opened = 0;
   constructor(url: string) {
     super(url);
     this.on('error', () => undefined);
+    this.on('open', () => BrowserLikeWebSocket.opened++);
   }
 }
 
@@ -97,6 +100,9 @@ describe('the README events client', () => {
       onReset: (event) => resets.push(event),
     });
     try {
+      // A first connection (no since=) carries what happens after its handshake: an edit sent before the
+      // handshake is checked is in the project, not in the socket, so the first edit waits for it.
+      await until('the socket opens', () => BrowserLikeWebSocket.opened, (opened) => opened > 0);
       // The socket is live once an edit made now reaches it.
       await until(
         'the socket is live',

@@ -8,6 +8,7 @@ export type {
   OutputSpec,
   PictureClip,
   SoundClip,
+  TextOverlay,
 } from './work-order.ts';
 import type { ExportPlan } from './work-order.ts';
 
@@ -20,14 +21,25 @@ export const pictureInput = (index: number): number => index;
 export const soundInput = (plan: Pick<ExportPlan, 'picture'>, index: number): number =>
   plan.picture.length + index;
 
-/** Where each picture clip starts on the timeline, and the whole duration (the sum of picture clips). */
+/**
+ * How long picture clip `index` overlaps the clip before it: its transition's length (none on the first clip,
+ * whose transition fades in from black without shortening the video).
+ */
+export const overlapSec = (plan: Pick<ExportPlan, 'picture'>, index: number): number =>
+  index === 0 ? 0 : (plan.picture[index]?.transitionIn?.durationSec ?? 0);
+
+/**
+ * Where each picture clip starts on the timeline, and the whole duration: the clips one after the other, each
+ * transition overlapping its clip with the end of the one before (Σ durations − Σ transitions).
+ */
 export function pictureTimeline(plan: Pick<ExportPlan, 'picture'>): { starts: number[]; totalSec: number } {
   const starts: number[] = [];
   let at = 0;
-  for (const clip of plan.picture) {
+  plan.picture.forEach((clip, index) => {
+    at -= overlapSec(plan, index);
     starts.push(at);
     at += clip.durationSec;
-  }
+  });
   return { starts, totalSec: at };
 }
 

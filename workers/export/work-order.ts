@@ -1,4 +1,12 @@
 import type { MessagePort } from 'node:worker_threads';
+import type {
+  ExportQuality,
+  Motion,
+  TextBackground,
+  TextPosition,
+  TextStyle,
+  TransitionType,
+} from '../../schemas/timeline-terms.ts';
 import type { RunResult } from '../ffmpeg/runner.ts';
 export type { RunResult } from '../ffmpeg/runner.ts';
 
@@ -17,6 +25,8 @@ export interface OutputSpec {
   fit: 'fit' | 'fill';
   /** Where the mp4 is written. */
   path: string;
+  /** `preview`: short side 360 px (already in width/height) and the fastest encoder settings. Default final. */
+  quality?: ExportQuality;
 }
 
 /** One probed source file (user media is hostile: its demuxer comes from the probe, never auto-detection). */
@@ -52,6 +62,34 @@ export interface PictureClip {
   durationSec: number;
   /** Gain of the clip's own audio (0..2). */
   volume: number;
+  /** Source seconds per timeline second (video sources; default 1): shows `durationSec × speed` of the source. */
+  speed?: number;
+  /** Image sources: a slow zoom or pan over the clip (default none). */
+  motion?: Motion;
+  /**
+   * How this clip comes in over the end of the one before (it overlaps it by `durationSec`); on the first clip
+   * a fade in from black that does not shorten the video. Absent: a cut.
+   */
+  transitionIn?: { type: TransitionType; durationSec: number };
+  /** Fades of the clip's own sound, in seconds (default 0). */
+  fadeInSec?: number;
+  fadeOutSec?: number;
+}
+
+/** A text clip drawn over the picture (above every clip and transition), from `startSec` for `durationSec`. */
+export interface TextOverlay {
+  /** The words, with line breaks; written to a file for ffmpeg, never into filter syntax. */
+  text: string;
+  style: TextStyle;
+  position: TextPosition;
+  /** `#RRGGBB`. */
+  color: string;
+  background: TextBackground;
+  startSec: number;
+  durationSec: number;
+  /** Opacity fades, already cut to half the clip. */
+  fadeInSec: number;
+  fadeOutSec: number;
 }
 
 /** A clip of an audio track (a video source's audio counts). */
@@ -63,6 +101,9 @@ export interface SoundClip {
   trimStartSec: number;
   durationSec: number;
   volume: number;
+  /** Fades in seconds (default 0). */
+  fadeInSec?: number;
+  fadeOutSec?: number;
 }
 
 /** Filters the resolved ffmpeg may lack (the registry's fallback build is from 2018): the export degrades. */
@@ -76,6 +117,8 @@ export interface FilterSupport {
 export interface ExportPlan {
   picture: PictureClip[];
   sounds: SoundClip[];
+  /** Text over the picture (default none). */
+  texts?: TextOverlay[];
   output: OutputSpec;
   filters: FilterSupport;
 }

@@ -1,12 +1,12 @@
 import type { ProjectAspectRatio, Track } from '../../schemas/editor-terms.ts';
-import type { ClipEffects } from '../../schemas/timeline-terms.ts';
+import type { ClipEffects, TextFields } from '../../schemas/timeline-terms.ts';
 
 // Editor projects (docs/editor.md, Objects). A project document holds everything its actor changes together —
 // its videos, every video's clips, the event counter, the turn queue — so that each change is one atomic
 // write of one document (the commit point), whatever the database.
 
-/** One clip on a video's timeline (docs/editor.md, Clip). */
-export interface ClipRecord extends ClipEffects {
+/** One clip on a video's timeline (docs/editor.md, Clip); a text clip carries the text fields. */
+export interface ClipRecord extends ClipEffects, Partial<TextFields> {
   id: string;
   video_id: string;
   track: Track;

@@ -76,6 +76,15 @@ export interface PictureClip {
   fadeOutSec?: number;
 }
 
+/** What a measuring pass of `loudnorm` reports of the mixed programme (its `print_format=json` fields). */
+export interface MeasuredLoudness {
+  integratedLufs: number;
+  truePeakDbtp: number;
+  rangeLu: number;
+  thresholdLufs: number;
+  offsetLu: number;
+}
+
 /** A text clip drawn over the picture (above every clip and transition), from `startSec` for `durationSec`. */
 export interface TextOverlay {
   /** The words, with line breaks; written to a file for ffmpeg, never into filter syntax. */
@@ -117,6 +126,11 @@ export interface FilterSupport {
 export interface ExportPlan {
   picture: PictureClip[];
   sounds: SoundClip[];
+  /**
+   * The programme's loudness as a first pass measured it (EBU R128), for the second pass's normalisation;
+   * absent before that pass has run.
+   */
+  measuredLoudness?: MeasuredLoudness;
   /** Text over the picture (default none). */
   texts?: TextOverlay[];
   output: OutputSpec;

@@ -13,6 +13,7 @@ export {
   orderedClips,
   toAssetView,
   toClipView,
+  toClipViews,
   toProjectView,
   toVideoView,
   type AssetView,

@@ -1,11 +1,13 @@
 import {
   clipNumberProblem,
+  overlongTransitions,
   timelineChangeAllowed,
   timelineEndSec,
   timelineTooLongMessage,
   type ClipNumbers,
   type ClipSource,
 } from '../schemas/clip-bounds.ts';
+import { TRANSITION_TOO_LONG_MESSAGE } from '../schemas/clip-effect-fields.ts';
 import type { Track } from '../schemas/editor-terms.ts';
 import { AppError } from '../src/platform/core/index.ts';
 import type { AssetRecord } from './ports/assets-repository.ts';
@@ -27,23 +29,33 @@ function clipSource(asset: AssetRecord): ClipSource {
 }
 
 /**
- * 400 `timeline would be longer than <TIMELINE_MAX_SEC> seconds` when going from `before` to `after` (the
- * project's clips) would take `videoId`'s timeline past the bound; nothing is committed then.
+ * Checks what a change does to `videoId`'s whole timeline, going from `before` to `after` (the project's
+ * clips), and answers 400 before anything is committed:
+ * - `transition_in is longer than half of a clip it joins` when a video-track clip's transition would be longer
+ *   than half of itself or of the clip before it — whatever the change: a new or longer transition, a trim, a
+ *   shorter clip, a reorder or a removal that gives a transition a new neighbour. Transitions that were already
+ *   too long before the change (an asset re-measured) do not block it;
+ * - `timeline would be longer than <TIMELINE_MAX_SEC> seconds` (clip-bounds.ts, transitions overlapping).
  */
-export async function checkTimelineLength(
+export async function checkTimeline(
   context: ProjectContext,
   videoId: string,
   before: readonly ClipRecord[],
   after: readonly ClipRecord[],
+  /** The clip whose `transition_in` the change sets: judged even when it was too long before. */
+  setsTransitionOf?: string,
 ): Promise<void> {
   const assets = await context.ports.assets.listByProject(context.key);
   const sources = new Map(assets.map((asset) => [asset.id, clipSource(asset)]));
-  const lengthOf = (clips: readonly ClipRecord[]) =>
-    timelineEndSec(
-      clips.filter((clip) => clip.video_id === videoId),
-      (assetId) => sources.get(assetId),
-    );
+  const sourceOf = (assetId: string) => sources.get(assetId);
+  const own = (clips: readonly ClipRecord[]) => clips.filter((clip) => clip.video_id === videoId);
+  const wasOverlong = overlongTransitions(own(before), sourceOf);
+  for (const id of overlongTransitions(own(after), sourceOf)) {
+    if (!wasOverlong.has(id) || id === setsTransitionOf)
+      throw new AppError('bad_request', TRANSITION_TOO_LONG_MESSAGE);
+  }
   const maxSec = context.ports.timelineMaxSec;
+  const lengthOf = (clips: readonly ClipRecord[]) => timelineEndSec(own(clips), sourceOf);
   if (!timelineChangeAllowed(lengthOf(before), lengthOf(after), maxSec)) {
     throw new AppError('bad_request', timelineTooLongMessage(maxSec));
   }

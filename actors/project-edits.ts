@@ -1,13 +1,8 @@
 import Type, { type Static } from 'typebox';
 import { literalUnion } from '../schemas/common.ts';
 import { AppError } from '../src/platform/core/index.ts';
-import {
-  CONTEXT_MD_MAX,
-  IMAGE_CLIP_DEFAULT_SEC,
-  PROJECT_ASPECT_RATIOS,
-  TRACKS,
-  trackAccepts,
-} from '../schemas/editor-terms.ts';
+import { CONTEXT_MD_MAX, PROJECT_ASPECT_RATIOS, TRACKS, trackAccepts } from '../schemas/editor-terms.ts';
+import { clipKind } from '../schemas/clip-applies.ts';
 import type { AssetRecord } from './ports/assets-repository.ts';
 import type { ClipRecord, ProjectRecord, VideoRecord } from './ports/projects-repository.ts';
 import {
@@ -19,7 +14,14 @@ import {
   type EventDraft,
   type ProjectContext,
 } from './project-commit.ts';
-import { checkClipNumbers, checkTimelineLength } from './project-bounds.ts';
+import { checkClipNumbers, checkTimeline } from './project-bounds.ts';
+import {
+  ClipLookCommandFields,
+  ClipTimingCommandFields,
+  changedClip,
+  checkClipFields,
+  newClip,
+} from './project-clips.ts';
 import { insertClip, moveClip, removeClip } from './project-timeline.ts';
 import { toAssetView, toClipView, toProjectView, toVideoView } from './project-views.ts';
 
@@ -39,12 +41,7 @@ export const BeforeEvents = Type.Optional(
     }),
   ),
 );
-const timing = {
-  start_sec: Type.Optional(Type.Number({ minimum: 0 })),
-  trim_start_sec: Type.Optional(Type.Number({ minimum: 0 })),
-  duration_sec: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
-  volume: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
-};
+const timing = ClipTimingCommandFields;
 
 export const EditCommands = {
   patch_project: Type.Object({
@@ -76,9 +73,11 @@ export const EditCommands = {
     clip_id: Type.String(),
     video_id: Type.String(),
     track: literalUnion(TRACKS),
-    asset_id: Type.String(),
+    /** Required off the text track (checked by the handler, with the request's message). */
+    asset_id: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     idx: Type.Optional(Type.Integer({ minimum: 0 })),
     ...timing,
+    ...ClipLookCommandFields,
   }),
   update_clip: Type.Object({
     op_id: opId,
@@ -88,6 +87,7 @@ export const EditCommands = {
     clip_id: Type.String(),
     idx: Type.Optional(Type.Integer({ minimum: 0 })),
     ...timing,
+    ...ClipLookCommandFields,
   }),
   remove_clip: Type.Object({
     op_id: opId,
@@ -244,37 +244,41 @@ export const editHandlers = {
       const turnId = checkTurn(project, message.turn_id);
       checkRevision(project, message.if_match);
       findVideo(project, message.video_id);
-      checkClipNumbers(message.track, message);
-      const asset = await findAsset(context, message.asset_id);
-      if (!trackAccepts(message.track, asset.kind)) {
+      const { track } = message;
+      // What the track alone decides (`asset_id` given or not, a text clip's fields), then the numbers, then
+      // the asset and what its kind decides: the order of the request table.
+      checkClipFields(message, track, track === 'text' ? 'text' : undefined, true);
+      checkClipNumbers(track, message);
+      const asset = track === 'text' ? null : await findAsset(context, message.asset_id!);
+      if (asset && !trackAccepts(track, asset.kind)) {
         throw new AppError(
           'bad_request',
-          message.track === 'video'
+          track === 'video'
             ? `asset ${asset.id} is ${asset.kind}: the video track takes image or video assets`
-            : `asset ${asset.id} is ${asset.kind}: the ${message.track} track takes audio or video assets`,
+            : `asset ${asset.id} is ${asset.kind}: the ${track} track takes audio or video assets`,
         );
       }
-      const clip: ClipRecord = {
-        id: message.clip_id,
-        video_id: message.video_id,
-        track: message.track,
-        idx: 0,
-        asset_id: asset.id,
-        start_sec: message.track === 'video' ? null : (message.start_sec ?? null),
-        trim_start_sec: message.trim_start_sec ?? 0,
-        duration_sec: message.duration_sec ?? (asset.kind === 'image' ? IMAGE_CLIP_DEFAULT_SEC : null),
-        volume: message.volume ?? 1,
-        created_at: new Date(context.clock.now()),
-      };
+      if (asset) checkClipFields(message, track, asset.kind, true);
+      const clip = newClip(
+        {
+          id: message.clip_id,
+          video_id: message.video_id,
+          track,
+          asset: asset && { id: asset.id, kind: asset.kind },
+          created_at: new Date(context.clock.now()),
+        },
+        message,
+      );
       const clips = insertClip(project.clips, clip, message.idx);
-      await checkTimelineLength(context, clip.video_id, project.clips, clips);
+      await checkTimeline(context, clip.video_id, project.clips, clips, clip.id);
       const placed = clips.find((one) => one.id === clip.id)!;
+      const view = toClipView(placed, asset?.kind);
       return commit(context, project, {
         next: { ...project, clips },
         turnId,
         before: message.before_events,
-        events: [{ type: 'clip.created', video_id: clip.video_id, data: { clip: toClipView(placed) } }],
-        result: { clip: toClipView(placed) },
+        events: [{ type: 'clip.created', video_id: clip.video_id, data: { clip: view } }],
+        result: { clip: view },
       });
     }),
 
@@ -284,24 +288,20 @@ export const editHandlers = {
       checkRevision(project, message.if_match);
       const clip = findClip(project, message.clip_id);
       checkClipNumbers(clip.track, message);
-      const changed: ClipRecord = {
-        ...clip,
-        ...(message.start_sec !== undefined && clip.track !== 'video'
-          ? { start_sec: message.start_sec }
-          : {}),
-        ...(message.trim_start_sec !== undefined ? { trim_start_sec: message.trim_start_sec } : {}),
-        ...(message.duration_sec !== undefined ? { duration_sec: message.duration_sec } : {}),
-        ...(message.volume !== undefined ? { volume: message.volume } : {}),
-      };
+      const asset = clip.asset_id === null ? null : await context.ports.assets.get(clip.asset_id);
+      checkClipFields(message, clip.track, clipKind(clip.track, asset?.kind), false);
+      const changed = changedClip(clip, message);
       const clips = moveClip(project.clips, changed, message.idx ?? clip.idx);
-      await checkTimelineLength(context, clip.video_id, project.clips, clips);
+      const setsTransition = message.transition_in !== undefined ? clip.id : undefined;
+      await checkTimeline(context, clip.video_id, project.clips, clips, setsTransition);
       const placed = clips.find((one) => one.id === clip.id)!;
+      const view = toClipView(placed, asset?.kind);
       return commit(context, project, {
         next: { ...project, clips },
         turnId,
         before: message.before_events,
-        events: [{ type: 'clip.updated', video_id: clip.video_id, data: { clip: toClipView(placed) } }],
-        result: { clip: toClipView(placed) },
+        events: [{ type: 'clip.updated', video_id: clip.video_id, data: { clip: view } }],
+        result: { clip: view },
       });
     }),
 
@@ -310,8 +310,11 @@ export const editHandlers = {
       const turnId = checkTurn(project, message.turn_id);
       checkRevision(project, message.if_match);
       const clip = findClip(project, message.clip_id);
+      const clips = removeClip(project.clips, clip);
+      // The clips either side of it become neighbours: their transition must still fit.
+      await checkTimeline(context, clip.video_id, project.clips, clips);
       return commit(context, project, {
-        next: { ...project, clips: removeClip(project.clips, clip) },
+        next: { ...project, clips },
         turnId,
         before: message.before_events,
         events: [{ type: 'clip.removed', video_id: clip.video_id, data: { clip_id: clip.id } }],

@@ -2,6 +2,7 @@ import { defineActor } from './runtime/define.ts';
 import { actorClient, type ActorClient } from './runtime/client.ts';
 import type { ActorSystem } from './runtime/system.ts';
 import type { ProjectActorPorts } from './project-commit.ts';
+import { AssetCommands, assetHandlers } from './project-assets.ts';
 import { EditCommands, editHandlers } from './project-edits.ts';
 import { ExportCommands, exportHandlers } from './project-exports.ts';
 import { DeleteProjectCommand, TurnCommands, turnHandlers } from './project-turns.ts';
@@ -16,8 +17,14 @@ export const PROJECT_ACTOR = 'project';
 
 export const projectActor = defineActor<ProjectActorPorts>()({
   kind: PROJECT_ACTOR,
-  commands: { ...EditCommands, ...TurnCommands, ...ExportCommands, delete_project: DeleteProjectCommand },
-  handlers: { ...editHandlers, ...turnHandlers, ...exportHandlers },
+  commands: {
+    ...EditCommands,
+    ...TurnCommands,
+    ...ExportCommands,
+    ...AssetCommands,
+    delete_project: DeleteProjectCommand,
+  },
+  handlers: { ...editHandlers, ...turnHandlers, ...exportHandlers, ...assetHandlers },
 });
 
 /**

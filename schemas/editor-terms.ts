@@ -4,8 +4,8 @@
 export const PROJECT_ASPECT_RATIOS = ['9:16', '1:1', '4:5', '16:9', '4:3'] as const;
 export type ProjectAspectRatio = (typeof PROJECT_ASPECT_RATIOS)[number];
 
-/** The four tracks of a video's timeline (docs/editor.md, Concepts). */
-export const TRACKS = ['video', 'voice', 'sfx', 'music'] as const;
+/** The five tracks of a video's timeline (docs/editor.md, Concepts): pictures, three of sound, text. */
+export const TRACKS = ['video', 'voice', 'sfx', 'music', 'text'] as const;
 export type Track = (typeof TRACKS)[number];
 
 export const ASSET_KINDS = ['image', 'video', 'audio'] as const;
@@ -29,8 +29,12 @@ export const CLIP_VOLUME_MAX = 2;
 export const DEFAULT_PROJECT_NAME = 'Untitled project';
 export const DEFAULT_VIDEO_NAME = 'Main video';
 
-/** Which asset kinds a track takes (docs/editor.md, Routes): pictures on the video track, sound elsewhere. */
+/**
+ * Which asset kinds a track takes (docs/editor.md, Routes): pictures on the video track, sound on the voice,
+ * sfx and music tracks, none on the text track (its clips have no asset).
+ */
 export function trackAccepts(track: Track, kind: AssetKind): boolean {
+  if (track === 'text') return false;
   return track === 'video' ? kind === 'image' || kind === 'video' : kind === 'audio' || kind === 'video';
 }
 

@@ -1,4 +1,4 @@
-import Type, { type Static } from 'typebox';
+import Type, { type Static, type TSchema } from 'typebox';
 import {
   ASSET_KINDS,
   ASSET_SOURCES,
@@ -17,6 +17,15 @@ import { DURATION_BOUNDS } from './clip-rules.ts';
 import type { FieldRule } from './validate.ts';
 import { FreeFormObject, defaulted, literalUnion } from './common.ts';
 import { DEFAULT_ASPECT_RATIO } from './vocabulary.ts';
+import { ClipAssetIdField, ClipEffectFields, ClipTextFields, TRACK_MESSAGE } from './clip-effect-fields.ts';
+import {
+  EXPORT_QUALITIES,
+  MOTIONS,
+  TEXT_BACKGROUNDS,
+  TEXT_POSITIONS,
+  TEXT_STYLES,
+  TRANSITION_TYPES,
+} from './timeline-terms.ts';
 
 // Request and answer bodies of the editor (docs/editor.md, Routes). Property order is the order of each
 // route's request table, which is the order the checks run in (docs/errors.md, Order of checks); messages
@@ -137,18 +146,23 @@ const clipTiming = {
 };
 const Idx = Type.Optional(Type.Integer({ minimum: 0, errorMessage: 'idx must be an integer >= 0' }));
 
-/** `POST /projects/<id>/clips`. */
+/**
+ * `POST /projects/<id>/clips`: the request table's order — the first edition's fields, then a text clip's,
+ * then transitions, motion, speed and fades (docs/editor.md, `POST /projects/<id>/clips`).
+ */
 export const AddClipBody = Type.Object({
   video_id: Type.Optional(Id('video_id')),
-  track: literalUnion(TRACKS, { errorMessage: `track must be one of ${TRACKS.join(', ')}` }),
-  asset_id: Type.String({ minLength: 1, maxLength: 100, errorMessage: 'asset_id is required' }),
+  track: literalUnion(TRACKS, { errorMessage: TRACK_MESSAGE }),
+  asset_id: ClipAssetIdField,
   idx: Idx,
   ...clipTiming,
+  ...ClipTextFields,
+  ...ClipEffectFields,
 });
 export type AddClipRequest = Static<typeof AddClipBody>;
 
-/** `PATCH /projects/<id>/clips/<clip_id>`. */
-export const PatchClipBody = Type.Object({ idx: Idx, ...clipTiming });
+/** `PATCH /projects/<id>/clips/<clip_id>`: any field of a clip but its video, track and asset. */
+export const PatchClipBody = Type.Object({ idx: Idx, ...clipTiming, ...ClipTextFields, ...ClipEffectFields });
 export type PatchClipRequest = Static<typeof PatchClipBody>;
 
 /** `POST /projects/<id>/assets` as JSON: an import by URL. */
@@ -173,6 +187,10 @@ export const ExportBody = Type.Object({
   video_id: Type.Optional(Id('video_id')),
   fit: Type.Optional(
     literalUnion(EXPORT_FITS, { errorMessage: `fit must be one of ${EXPORT_FITS.join(', ')}` }),
+  ),
+  /** `final` (default) or `preview`: short side 360 px, the fastest settings (docs/editor.md, Previews). */
+  quality: Type.Optional(
+    literalUnion(EXPORT_QUALITIES, { errorMessage: `quality must be one of ${EXPORT_QUALITIES.join(', ')}` }),
   ),
 });
 export type ExportRequest = Static<typeof ExportBody>;
@@ -217,24 +235,58 @@ export const VideoSchema = Type.Object({
   aspect_ratio: Type.String(),
   created_at: Type.String({ format: 'date-time' }),
 });
+/**
+ * An asset's `metadata` (docs/editor.md, Asset): keys by kind and source, open to more. The pictures' keys are
+ * named here (docs/editor.md, Pictures of assets); an asset read before its pictures are made has none of them.
+ */
+export const AssetMetadataSchema = Type.Unsafe<Record<string, unknown>>(
+  Type.Object(
+    {
+      poster_url: Type.Optional(
+        Type.String({ description: 'JPEG, longest side at most 640 px (images, videos)' }),
+      ),
+      filmstrip_url: Type.Optional(
+        Type.String({ description: 'JPEG sprite: one row of filmstrip_frames frames (videos)' }),
+      ),
+      filmstrip_frames: Type.Optional(Type.Integer({ minimum: 1 })),
+      waveform_url: Type.Optional(
+        Type.String({ description: 'JSON { peaks_per_second, peaks } (assets with sound)' }),
+      ),
+      has_sound: Type.Optional(Type.Boolean()),
+    },
+    { additionalProperties: true },
+  ),
+);
 export const AssetSchema = Type.Object({
   id: Type.String(),
   kind: literalUnion(ASSET_KINDS),
   source: literalUnion(ASSET_SOURCES),
   url: Type.String(),
-  metadata: FreeFormObject,
+  metadata: AssetMetadataSchema,
   created_at: Type.String({ format: 'date-time' }),
 });
+const orNull = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+/** A clip as it reads back: every field, a default where one applies and is unset, null where it does not apply. */
 export const ClipSchema = Type.Object({
   id: Type.String(),
   video_id: Type.String(),
   track: literalUnion(TRACKS),
   idx: Type.Integer(),
-  asset_id: Type.String(),
-  start_sec: Type.Union([Type.Number(), Type.Null()]),
-  trim_start_sec: Type.Number(),
-  duration_sec: Type.Union([Type.Number(), Type.Null()]),
-  volume: Type.Number(),
+  asset_id: orNull(Type.String()),
+  start_sec: orNull(Type.Number()),
+  trim_start_sec: orNull(Type.Number()),
+  duration_sec: orNull(Type.Number()),
+  volume: orNull(Type.Number()),
+  text: orNull(Type.String()),
+  style: orNull(literalUnion(TEXT_STYLES)),
+  position: orNull(literalUnion(TEXT_POSITIONS)),
+  color: orNull(Type.String()),
+  background: orNull(literalUnion(TEXT_BACKGROUNDS)),
+  transition_in: orNull(Type.Object({ type: literalUnion(TRANSITION_TYPES), duration_sec: Type.Number() })),
+  motion: orNull(literalUnion(MOTIONS)),
+  speed: orNull(Type.Number()),
+  fade_in_sec: orNull(Type.Number()),
+  fade_out_sec: orNull(Type.Number()),
 });
 export const EventSchema = Type.Object({
   type: Type.String(),

@@ -48,6 +48,8 @@ export const TRANSITION_TYPES = [
 export type TransitionType = (typeof TRANSITION_TYPES)[number];
 export const TRANSITION_MIN_SEC = 0.1;
 export const TRANSITION_MAX_SEC = 2;
+/** The agents' `set_transition` when it names no duration. */
+export const TRANSITION_DEFAULT_SEC = 1;
 
 export interface TransitionIn {
   type: TransitionType;

@@ -15,6 +15,8 @@ export interface FieldRule<T, Context = unknown> {
   /** `context` is what the caller gave `check` (a route: the resource it loaded, e.g. the clip a PATCH changes). */
   check(value: T, context: Context): boolean;
   message: string;
+  /** The message when it depends on the value or the context (then `message` is only a summary of them). */
+  messageOf?(value: T, context: Context): string;
   /**
    * The rule also judges its field when it holds a number too large for a double (JSON's `1e400` parses as
    * Infinity, which no number schema accepts): a bound answers it as the out-of-range number it is. Other
@@ -50,7 +52,7 @@ export function createChecker<S extends TSchema, Context = unknown>(
       if (validator.Check(value)) {
         const rule = failedRule(value as Static<S>, Infinity, context as Context);
         return rule
-          ? { ok: false, message: rule.message, field: rule.field }
+          ? { ok: false, message: messageOf(rule, value as Static<S>, context as Context), field: rule.field }
           : { ok: true, value: value as Static<S> };
       }
       const failures = validator.Errors(value);
@@ -68,12 +70,25 @@ export function createChecker<S extends TSchema, Context = unknown>(
                 r.field === field && r.judgesNonFinite && !r.check(value as Static<S>, context as Context),
             )
           : undefined);
-      if (rule) return { ok: false, message: rule.message, field: rule.field };
-      const custom = field ? customMessage(propertySchema(schema, field)?.errorMessage, first!) : undefined;
+      if (rule) {
+        return {
+          ok: false,
+          message: messageOf(rule, value as Static<S>, context as Context),
+          field: rule.field,
+        };
+      }
+      const target = field ? propertySchema(schema, field) : undefined;
+      const custom = field
+        ? (nestedMessage(target, field, failures) ?? customMessage(target?.errorMessage, first!))
+        : undefined;
       const message = custom ?? describe(first, field ? label(field) : 'value', schema, field);
       return { ok: false, message, field: field ?? '' };
     },
   };
+}
+
+function messageOf<T, Context>(rule: FieldRule<T, Context>, value: T, context: Context): string {
+  return rule.messageOf?.(value, context) ?? rule.message;
 }
 
 /**
@@ -89,6 +104,38 @@ function customMessage(
   const insideElement = error.instancePath.split('/').length > 2;
   if (insideElement && errorMessage.items) return errorMessage.items;
   return errorMessage[error.keyword] ?? errorMessage.default;
+}
+
+/**
+ * The message of a field's inner property when the field is an object (or a union holding one) that failed
+ * inside: the first of its properties, in their order, that failed and carries an `errorMessage`
+ * (`transition_in.type must be ...` before `transition_in.duration_sec must be ...`). Undefined when the field
+ * failed as a whole (not an object at all): its own message answers.
+ */
+function nestedMessage(
+  target: Annotated | undefined,
+  field: string,
+  failures: TLocalizedValidationError[],
+): string | undefined {
+  const objects = [target, ...(target?.anyOf ?? [])].filter(
+    (member): member is Annotated => member?.properties !== undefined,
+  );
+  const base = `/${field}`;
+  for (const object of objects) {
+    for (const [name, inner] of Object.entries(object.properties!)) {
+      const path = `${base}/${name}`;
+      const failure = failures.find(
+        (error) =>
+          error.instancePath === path ||
+          error.instancePath.startsWith(`${path}/`) ||
+          (error.instancePath === base &&
+            error.keyword === 'required' &&
+            (error.params as { requiredProperties?: string[] }).requiredProperties?.includes(name)),
+      );
+      if (failure) return customMessage(inner.errorMessage, failure);
+    }
+  }
+  return undefined;
 }
 
 function isNonFiniteNumber(value: unknown, field: string): boolean {
@@ -132,6 +179,7 @@ type Annotated = TSchema & {
   maximum?: number;
   minLength?: number;
   maxLength?: number;
+  properties?: Record<string, Annotated>;
 };
 
 function propertySchema(schema: TSchema, field: string): Annotated | undefined {

@@ -21,6 +21,10 @@ export {
   type Track,
 } from './editor-terms.ts';
 
+// Where clips play on a video's timeline, as the export plays them: the dashboard's timeline and preview place
+// clips with the same arithmetic as the export (docs/editor.md, Transitions).
+export { timelinePlacements, type ClipSource } from './clip-bounds.ts';
+
 /** The aspect ratio of a project created without one (docs/editor.md, `POST /projects`). */
 export const DEFAULT_ASPECT_RATIO = '9:16';
 
@@ -61,6 +65,7 @@ export const PROJECT_EVENT_TYPES = [
   'media.completed',
   'media.failed',
   'asset.created',
+  'asset.updated',
   'clip.created',
   'clip.updated',
   'clip.removed',

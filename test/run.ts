@@ -79,6 +79,7 @@ const PROFILES: Record<string, { wall: number; cores?: number }> = {
   'test/integration/export-picture.test.ts': { wall: 45 },
   'test/integration/export-fast-path.test.ts': { wall: 38 },
   'test/integration/sandbox-provider.test.ts': { wall: 31 },
+  'test/integration/asset-pictures.test.ts': { wall: 25 },
   'test/integration/export-probe.test.ts': { wall: 24 },
   'test/integration/probe-pool.test.ts': { wall: 22 },
   'test/integration/actors/nats-restart.test.ts': { wall: 15 },
@@ -87,7 +88,8 @@ const PROFILES: Record<string, { wall: number; cores?: number }> = {
   'test/integration/mongo-editor.test.ts': { wall: 12 },
   'test/integration/mongo-jobs.test.ts': { wall: 12 },
   'test/integration/actors/in-process.test.ts': { wall: 11 },
-  'test/integration/export-sound.test.ts': { wall: 8 },
+  'test/integration/export-sound.test.ts': { wall: 12 },
+  'test/integration/export-sound-mixing.test.ts': { wall: 30 },
   'test/integration/job-poll-queue.test.ts': { wall: 8 },
   'test/integration/mcp-tool-schemas.test.ts': { wall: 8 },
   'test/integration/job-sweeper.test.ts': { wall: 7 },
@@ -98,6 +100,8 @@ const PROFILES: Record<string, { wall: number; cores?: number }> = {
   // e2e
   'test/e2e/dashboard-budget-browser.test.ts': { wall: 79, cores: 0.5 }, // a rolling minute of waiting
   'test/e2e/mcp.test.ts': { wall: 50, cores: 0.5 },
+  'test/e2e/agents-timeline-v2.test.ts': { wall: 16, cores: 1.5 }, // five scenes, three exports with effects
+  'test/e2e/editor-timeline-v2.test.ts': { wall: 16, cores: 0.5 },
   'test/e2e/editor-concurrency.test.ts': { wall: 40, cores: 1.5 },
   'test/e2e/jobs-races.test.ts': { wall: 39, cores: 1 },
   'test/e2e/export-errors.test.ts': { wall: 37, cores: 1 },
@@ -106,6 +110,11 @@ const PROFILES: Record<string, { wall: number; cores?: number }> = {
   'test/e2e/export-sharing.test.ts': { wall: 34, cores: 1 },
   'test/e2e/webhooks.test.ts': { wall: 33, cores: 0.5 },
   'test/e2e/dashboard-browser.test.ts': { wall: 32, cores: 1 }, // the browser
+  'test/e2e/dashboard-timeline-v2.test.ts': { wall: 10, cores: 1 }, // the browser and a preview export
+  'test/e2e/dashboard-studio-timeline.test.ts': { wall: 14, cores: 1 }, // the browser
+  'test/e2e/dashboard-studio-library.test.ts': { wall: 12, cores: 1 }, // the browser and a turn
+  'test/e2e/dashboard-studio-preview.test.ts': { wall: 10, cores: 1 }, // the browser, OCR
+  'test/e2e/dashboard-studio-live.test.ts': { wall: 12, cores: 1 }, // the browser, two tabs and two turns
   'test/e2e/admin-cli.test.ts': { wall: 30, cores: 1.5 },
   'test/e2e/jobs-restart.test.ts': { wall: 27, cores: 0.5 },
   'test/e2e/llm-agent.test.ts': { wall: 23, cores: 0.5 },
@@ -113,6 +122,8 @@ const PROFILES: Record<string, { wall: number; cores?: number }> = {
   'test/e2e/export.test.ts': { wall: 20, cores: 1.5 },
   'test/e2e/lifecycle.test.ts': { wall: 19, cores: 0.5 },
   'test/e2e/events.test.ts': { wall: 18, cores: 1 },
+  'test/e2e/asset-pictures.test.ts': { wall: 7, cores: 1 },
+  'test/e2e/export-effects.test.ts': { wall: 9, cores: 1 },
   'test/e2e/jobs-inputs.test.ts': { wall: 15, cores: 0.5 },
   'test/e2e/agent-contract.test.ts': { wall: 14, cores: 0.5 },
   'test/e2e/editor-media.test.ts': { wall: 12, cores: 1.5 },

@@ -1,4 +1,11 @@
-export { detectFilterSupport } from './export/filter-support.ts';
+export { exportFiles } from './export/command.ts';
+export {
+  listFilters,
+  missingFeatureFilters,
+  soundFilterReport,
+  unsupportedFeatures,
+  type UnsupportedFeature,
+} from './export/filter-support.ts';
 export { outputSize } from './export/output-size.ts';
 export type {
   ExportPlan,
@@ -7,6 +14,7 @@ export type {
   OutputSpec,
   PictureClip,
   SoundClip,
+  TextOverlay,
 } from './export/plan.ts';
 export type {
   ExportChildren,
@@ -17,6 +25,8 @@ export type {
 } from './export/work-order.ts';
 export type { ExportPoolMessage, ExportTask, ExportWorkerMessage } from './export/worker.ts';
 export { runFfmpeg, spawnFailure, type RunFfmpegOptions, type RunResult } from './ffmpeg/runner.ts';
+export type { Waveform } from './pictures/peaks.ts';
+export { renderPictures, type RenderedPictures, type RenderPicturesOptions } from './pictures/render.ts';
 export { probeExportSource } from './probe/export-probe.ts';
 export { frameRate } from './probe/header-limits.ts';
 export { readImageSize, type ImageSize } from './probe/image-size.ts';

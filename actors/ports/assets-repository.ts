@@ -21,6 +21,11 @@ export interface AssetsRepository {
   /** Stores the asset; storing an id again changes nothing. */
   put(asset: AssetRecord): Promise<void>;
   get(id: string): Promise<AssetRecord | null>;
+  /**
+   * Sets the given keys of the asset's `metadata` (the others stay) and answers the asset as stored after it,
+   * or null when there is no such asset. Setting the same values again changes nothing.
+   */
+  updateMetadata(id: string, metadata: Record<string, unknown>): Promise<AssetRecord | null>;
   /** The project's assets, oldest first. */
   listByProject(projectId: string): Promise<AssetRecord[]>;
   /** Removes the project's assets and answers what was removed (their files are the caller's). */

@@ -12,11 +12,12 @@ export interface ClipRecord extends ClipEffects, Partial<TextFields> {
   track: Track;
   /** Position on its track, 0..n-1 without gaps. */
   idx: number;
-  asset_id: string;
-  /** Audio tracks: where the clip starts on the timeline; null follows the previous clip of its track. */
+  /** The library asset shown or played; null on the text track (a text clip has no asset). */
+  asset_id: string | null;
+  /** Audio and text tracks: where the clip starts on the timeline; null follows the previous clip of its track. */
   start_sec: number | null;
   trim_start_sec: number;
-  /** null: an image shows for the default time, a video or sound plays to its end. */
+  /** Timeline seconds; null: a video or sound plays to its end (images and text clips store their default). */
   duration_sec: number | null;
   volume: number;
   created_at: Date;

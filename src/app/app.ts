@@ -22,7 +22,7 @@ import { type AppPlatform, closeInReverse, startPlatform } from './platform.ts';
 import { keyDeliveries, webhooksFeature } from '../webhooks/index.ts';
 import { jobsFeature, type JobEvents } from '../jobs/index.ts';
 import { metaFeature } from './meta.ts';
-import { editorFeature } from '../editor/index.ts';
+import { assetPicturesFeature, editorFeature } from '../editor/index.ts';
 import { eventsFeature } from '../events/index.ts';
 import { exportFeature, videoExporter } from '../export/index.ts';
 import { mcpFeature } from '../mcp/index.ts';
@@ -200,10 +200,19 @@ async function wireServiceFeatures(
   const jobEvents = createDomainEvents<JobEvents>({ log: platform.log });
   wired(await webhooksFeature(config, { ...platform, jobEvents }));
   const jobs = wired(await jobsFeature(config, { ...platform, jobEvents }));
+  // The pictures of assets first: every asset the export and the editor create gets its pictures through
+  // these commands, and the children making them stop last.
+  const { pictures } = wired(assetPicturesFeature(config, platform));
+  const projects = pictures.commands;
   // The export before the editor: the agents export too (`export_video`), and it stops after them.
-  const exports = wired(exportFeature(config, platform));
+  const exports = wired(exportFeature(config, { ...platform, projects }));
   const editor = wired(
-    editorFeature(config, { ...platform, jobEvents }, jobs.service, videoExporter(exports.service)),
+    editorFeature(
+      config,
+      { ...platform, jobEvents, projects, pictures },
+      jobs.service,
+      videoExporter(exports.service),
+    ),
   );
   wired(eventsFeature(config, platform, deps.server, deps.sessionTokens));
   wired(

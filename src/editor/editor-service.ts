@@ -29,7 +29,7 @@ export type EditorServiceDeps = ProjectDocumentsDeps & LibraryIntakeDeps & { thr
 export function createEditorService(deps: EditorServiceDeps): EditorService {
   return {
     ...createProjectDocuments(deps),
-    ...createTimelineEdits(deps.commands),
+    ...createTimelineEdits(deps.commands, deps.assets),
     ...createLibraryIntake(deps),
     messages: threadMessages(deps.thread),
   };

@@ -40,6 +40,7 @@ import type { VideoExporter } from './ports/video-exporter.ts';
 import { createTurnMedia } from './turns/turn-media.ts';
 import { refundDroppedTurn } from './turns/turn-refunds.ts';
 import { editorRoutes } from './routes.ts';
+import type { AssetPictures } from './asset-pictures.ts';
 
 type EditorConfig = Pick<
   Config,
@@ -72,6 +73,8 @@ export type EditorPlatform = Platform & {
   projects: ProjectCommands;
   /** The jobs' announcements: waiting turns hear their media's job end, delivered media become assets. */
   jobEvents: Pick<DomainEvents<JobEvents>, 'subscribe'>;
+  /** The pictures of assets: older assets get theirs when the project is read (asset-pictures.ts). */
+  pictures?: Pick<AssetPictures, 'backfill' | 'mediaIdsOf'>;
 };
 
 /**
@@ -117,6 +120,7 @@ export function editorFeature(
     mediaUrl,
     uploadMaxBytes: config.uploadMaxBytes,
     clock,
+    ...(platform.pictures ? { pictures: platform.pictures } : {}),
   });
   const turns = createEditorTurns({
     commands,

@@ -1,7 +1,9 @@
+export type { AssetPictures } from './asset-pictures.ts';
 export type { EditorService } from './editor-service.ts';
 export { ownedProject, videoOf } from './project-documents.ts';
 export { ensureEventsStream } from './events-stream.ts';
 export { editorFeature } from './feature.ts';
+export { assetPicturesFeature } from './pictures-feature.ts';
 export { createJetStreamEventHistory } from './jetstream-event-history.ts';
 export { editorTools } from './mcp-tools.ts';
 export { createMongoAssets } from './mongo/assets.ts';

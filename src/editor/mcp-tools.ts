@@ -127,7 +127,7 @@ function getStateTool(deps: EditorToolDeps): McpTool {
     name: 'video_editor_get_state',
     title: 'Editor project state',
     description:
-      "A project's state: the project (context included), its videos, its asset library (media URLs) and the clips of its timeline (video_id narrows the clips to one video).",
+      "A project's state: the project (context included), its videos, its asset library (media URLs) and the clips of its timeline (video_id narrows the clips to one video): five tracks — video, voice, sfx, music and text (titles and captions, no asset) — each clip with its timing and its look (text and style, transition_in, motion, speed, fades; null where a field does not apply).",
     input: McpStateInput,
     output: StateResponse,
     scope: EDITOR_READ,
@@ -150,7 +150,7 @@ function instructTool(deps: EditorToolDeps): McpTool {
     name: 'video_editor_instruct',
     title: 'Instruct the editor agent',
     description:
-      'One step of the editor agent (5 credits, plus the price of any media it generates: at most one generation per step). Give an instruction (and/or up to 10 reference image_urls); the agent edits the timeline and answers in assistant_text, usually with a question: reply with the answer, or "continue", in the next call, until the timeline is right; then video_editor_export. A step takes 5 s to 5 min (progress is reported); it finishes even if this call is cancelled.',
+      'One step of the editor agent (5 credits, plus the price of any media it generates: at most one generation per step). Give an instruction (and/or up to 10 reference image_urls); the agent edits the timeline and answers in assistant_text, usually with a question: reply with the answer, or "continue", in the next call, until the timeline is right; then video_editor_export. Besides scenes it adds titles and captions ("add a title …"), transitions ("crossfade between the scenes"), motion and speed ("slow zoom on the images", "play clip 2 at half speed"), sound fades, and exports when asked ("export it"). A step takes 5 s to 5 min (progress is reported); it finishes even if this call is cancelled.',
     input: McpInstructInput,
     output: InstructResponse,
     scope: EDITOR_WRITE,
@@ -203,7 +203,7 @@ function exportTool(deps: EditorToolDeps): McpTool {
     name: 'video_editor_export',
     title: 'Export a video',
     description:
-      "Renders a project's video (its video, voice, sfx and music tracks) into one mp4 and returns its permanent video_url. Takes 30 s to 3 min (progress is reported); an unchanged timeline answers its earlier export at once. fit: 'fit' letterboxes mismatched clips (default), 'fill' crops them.",
+      "Renders a project's video (its video, voice, sfx and music tracks, with text, transitions, motion, speed and fades) into one mp4 and returns its video_url. Takes 30 s to 3 min (progress is reported); an unchanged timeline answers its earlier export at once. fit: 'fit' letterboxes mismatched clips (default), 'fill' crops them. quality: 'final' (default) or 'preview' (360p, fast: to check a change).",
     input: McpExportInput,
     output: ExportResponse,
     scope: EDITOR_WRITE,
@@ -211,10 +211,8 @@ function exportTool(deps: EditorToolDeps): McpTool {
     run: async (ctx, input) => {
       const project = await owned(deps, ctx, input.project_id);
       const video = deps.editor.videoOf(project, input.video_id);
-      const body = {
-        ...(input.video_id !== undefined ? { video_id: input.video_id } : {}),
-        ...(input.fit !== undefined ? { fit: input.fit } : {}),
-      };
+      // The route's body, whatever fields it has (video_id, fit, quality).
+      const { project_id: _projectId, ...body } = input;
       const progress = progressReporter(ctx);
       progress.report(0, 1, 'export requested');
       let exportId: string | undefined;

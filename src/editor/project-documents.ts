@@ -1,7 +1,7 @@
 import {
   orderedClips,
   toAssetView,
-  toClipView,
+  toClipViews,
   toProjectView,
   toVideoView,
   type AssetsRepository,
@@ -21,6 +21,7 @@ import { DEFAULT_PROJECT_NAME, DEFAULT_VIDEO_NAME } from '../../schemas/editor-t
 import { AppError, newId, type Clock, type MediaStore } from '../platform/index.ts';
 import { refundDroppedTurn } from './turns/turn-refunds.ts';
 import { editOp, ifMatchField, type EditOptions } from './direct-edit.ts';
+import type { AssetPictures } from './asset-pictures.ts';
 
 /** A project as the list of a user's projects shows it. */
 export type ProjectListItem = Omit<ProjectSummary, 'updated_at'> & { updated_at: string };
@@ -81,6 +82,8 @@ export interface ProjectDocumentsDeps {
   store: MediaStore;
   mediaUrl(mediaId: string): string;
   clock: Clock;
+  /** Pictures of assets: an older asset's are made when it is read, and go with its file. */
+  pictures?: Pick<AssetPictures, 'backfill' | 'mediaIdsOf'>;
 }
 
 /** The user's project, or 404 (another user's project is not found either). */
@@ -155,11 +158,13 @@ export function createProjectDocuments(deps: ProjectDocumentsDeps): ProjectDocum
       const project = await owned(userId, projectId);
       if (videoId !== undefined) videoOf(project, videoId);
       const assets = await deps.assets.listByProject(project.id);
+      // Answered at once: the missing pictures follow as `asset.updated` (docs/editor.md, Pictures of assets).
+      deps.pictures?.backfill(project.id, assets);
       return {
         project: toProjectView(project),
         videos: project.videos.map(toVideoView),
         assets: assets.map((asset) => toAssetView(asset, deps.mediaUrl)),
-        clips: orderedClips(project, videoId).map(toClipView),
+        clips: toClipViews(orderedClips(project, videoId), assets),
       };
     },
 
@@ -177,7 +182,11 @@ export function createProjectDocuments(deps: ProjectDocumentsDeps): ProjectDocum
       for (const turnId of answer.dropped) await refundDroppedTurn(deps.credits, project.user_id, turnId);
       // Exported media stay: a `video_url` is permanent (docs/editor.md, export). The rest are the project's own copies.
       const removable = answer.assets.filter((asset) => asset.source !== 'export');
-      await Promise.all(removable.map((asset) => deps.store.delete(asset.media_id).catch(() => undefined)));
+      const files = removable.flatMap((asset) => [
+        asset.media_id,
+        ...(deps.pictures?.mediaIdsOf(asset) ?? []),
+      ]);
+      await Promise.all(files.map((mediaId) => deps.store.delete(mediaId).catch(() => undefined)));
       return { id: project.id, deleted: true as const };
     },
 

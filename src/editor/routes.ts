@@ -23,7 +23,12 @@ import {
   importAssetRules,
   instructRules,
 } from '../../schemas/editor.ts';
-import { addClipRules, patchClipRules } from '../../schemas/clip-rules.ts';
+import {
+  addClipFieldRules,
+  addClipRules,
+  patchClipFieldRules,
+  patchClipRules,
+} from '../../schemas/clip-rules.ts';
 import { ErrorSchema } from '../../schemas/common.ts';
 import { InsufficientCreditsResponse } from '../../schemas/jobs.ts';
 import {
@@ -278,31 +283,38 @@ function clipRoutes(editor: EditorService, project: ProjectLoader): RouteDefinit
       path: `${P}/:project_id/clips`,
       auth: WRITE,
       tags: TAGS,
-      summary: 'Place an asset on a track',
+      summary: 'Place an asset on a track, or a text clip on the text track',
       params: ProjectParams,
       body: AddClipBody,
-      bodyRules: addClipRules(),
-      resource: project,
+      bodyRules: [...addClipRules(), ...addClipFieldRules()],
+      // The kind of the asset the body names decides which fields apply (an asset that is not the project's is
+      // the actor's 404).
+      resource: async (ctx, json) => {
+        const found = await project(ctx);
+        const assetId = (json as { asset_id?: unknown } | null)?.asset_id;
+        return { project: found, ...(await editor.clipTarget(found, { assetId })) };
+      },
       responses: {
         200: { description: 'Placed', schema: Type.Object({ clip: ClipSchema }) },
         ...editorErrors(400, 404, 409),
       },
-      handle: async (ctx) => reply(200, await editor.addClip(ctx.resource, ctx.body, ifMatchOf(ctx.headers))),
+      handle: async (ctx) =>
+        reply(200, await editor.addClip(ctx.resource.project, ctx.body, ifMatchOf(ctx.headers))),
     }),
     defineRoute({
       method: 'PATCH',
       path: `${P}/:project_id/clips/:clip_id`,
       auth: WRITE,
       tags: TAGS,
-      summary: 'Move, trim or change the volume of a clip',
+      summary: 'Move, trim, re-time or restyle a clip, or change its effects or volume',
       params: ClipParams,
       body: PatchClipBody,
-      bodyRules: patchClipRules(),
-      // The clip's track sets its `duration_sec` bound (a clip that does not exist is the actor's 404).
+      bodyRules: [...patchClipRules(), ...patchClipFieldRules()],
+      // The clip's track sets its `duration_sec` bound, its kind which fields apply (a clip that does not exist
+      // is the actor's 404).
       resource: async (ctx) => {
         const found = await project(ctx);
-        const track = found.clips.find((clip) => clip.id === ctx.params.clip_id)?.track;
-        return { project: found, track };
+        return { project: found, ...(await editor.clipTarget(found, { clipId: ctx.params.clip_id })) };
       },
       responses: {
         200: { description: 'Updated', schema: Type.Object({ clip: ClipSchema }) },

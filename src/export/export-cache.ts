@@ -1,12 +1,15 @@
 import type { AssetRecord } from '../../actors/index.ts';
 import type { MediaStore } from '../platform/index.ts';
 import type { ExportedVideo } from '../editor/index.ts';
+import type { ExportQuality } from '../../schemas/timeline-terms.ts';
 
 /** What an export asset's metadata records: where it came from and what the answer said. */
 export interface ExportedFrom {
   video_id: string;
   revision: number;
   fit: 'fit' | 'fill';
+  /** Absent on exports stored before previews existed: those are `final`. */
+  quality: ExportQuality;
 }
 
 const isExportOf = (asset: AssetRecord, wanted: ExportedFrom): boolean => {
@@ -15,11 +18,12 @@ const isExportOf = (asset: AssetRecord, wanted: ExportedFrom): boolean => {
     asset.source === 'export' &&
     from?.video_id === wanted.video_id &&
     from.revision === wanted.revision &&
-    from.fit === wanted.fit
+    from.fit === wanted.fit &&
+    (from.quality ?? 'final') === wanted.quality
   );
 };
 
-/** A stored export of exactly this timeline, if there is one whose file is still there (the newest). */
+/** A stored export of exactly this timeline, fit and quality, if there is one whose file is still there (the newest). */
 export async function storedExport(
   library: AssetRecord[],
   wanted: ExportedFrom,

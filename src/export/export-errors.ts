@@ -6,6 +6,7 @@ import { AppError, type ErrorCode } from '../platform/index.ts';
 export const EXPORT_ERRORS = {
   no_video_clips: 'bad_request',
   corrupt_source: 'unprocessable',
+  unsupported_feature: 'unprocessable',
   rate_limited: 'rate_limited',
   ffmpeg_failed: 'internal',
   export_failed: 'internal',

@@ -1,3 +1,4 @@
+import { writeFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type {
   ProjectCommands,
@@ -8,6 +9,7 @@ import type {
 } from '../../actors/index.ts';
 import type { ExportRequest } from '../../schemas/editor.ts';
 import type { ProjectAspectRatio } from '../../schemas/editor-terms.ts';
+import type { ExportQuality } from '../../schemas/timeline-terms.ts';
 import {
   AppError,
   newId,
@@ -19,12 +21,15 @@ import {
 } from '../platform/index.ts';
 import type { ExportedVideo } from '../editor/index.ts';
 import { exportError, exportErrorCode } from './export-errors.ts';
-import type {
-  ExportChildren,
-  ExportPool,
-  ExportWorkspace,
-  ExportWorkspaces,
-  FilterSupport,
+import {
+  exportFiles,
+  type ExportChildren,
+  type ExportPlan,
+  type ExportPool,
+  type ExportWorkspace,
+  type ExportWorkspaces,
+  type FilterSupport,
+  type UnsupportedFeature,
 } from '../../workers/index.ts';
 import { exportPlan, type ExportPlanResult } from './export-plan.ts';
 import type { ExportQueue } from './export-queue.ts';
@@ -79,8 +84,10 @@ export interface ExportServiceDeps {
   children: ExportChildren;
   /** What the resolved ffmpeg can do (detected at start-up). */
   filters(): FilterSupport;
-  /** The output's size for a video's aspect ratio (short side 720 px). */
-  outputSize(aspectRatio: ProjectAspectRatio): { width: number; height: number };
+  /** The effects of a plan the resolved ffmpeg cannot render, each with the filter it lacks (none: empty). */
+  unsupported(plan: ExportPlan): UnsupportedFeature[];
+  /** The output's size for a video's aspect ratio (short side 720 px, 360 px for a preview). */
+  outputSize(aspectRatio: ProjectAspectRatio, quality: ExportQuality): { width: number; height: number };
   mediaUrl(mediaId: string): string;
   /** `EXPORT_TIMEOUT_MS`: queue wait, staging, probing and encoding of one export. */
   timeoutMs: number;
@@ -97,6 +104,7 @@ interface ExportJob {
   project: ProjectRecord;
   video: VideoRecord;
   fit: 'fit' | 'fill';
+  quality: ExportQuality;
   /** When EXPORT_TIMEOUT_MS runs out (clock time). */
   deadline: number;
   /** The project's assets, read once. */
@@ -153,15 +161,17 @@ export function createExportService(deps: ExportServiceDeps): ExportService {
         );
       }
       const fit = body.fit ?? 'fit';
+      const quality = body.quality ?? 'final';
       // The project's library, read once: the stored exports and the sources' files.
       const library = await deps.assets.listByProject(project.id);
       const cached = await storedExport(
         library,
-        { video_id: video.id, revision: project.revision, fit },
+        { video_id: video.id, revision: project.revision, fit, quality },
         deps,
       );
       if (cached) return cached;
-      const work = run({ userId, project, video, fit, deadline: started + deps.timeoutMs, library });
+      const deadline = started + deps.timeoutMs;
+      const work = run({ userId, project, video, fit, quality, deadline, library });
       running.add(work);
       void work.catch(() => undefined).finally(() => running.delete(work));
       return work;
@@ -198,7 +208,7 @@ async function exportOnce(
   render: ExportRenderer,
   job: ExportJob,
 ): Promise<ExportedVideo> {
-  const { exportId, userId, project, video, fit, deadline, gone } = job;
+  const { exportId, userId, project, video, fit, quality, deadline, gone } = job;
   const log = deps.logger.child({ export_id: exportId, project_id: project.id, video_id: video.id });
   const announce = (type: Announced, data: object) =>
     deps.commands.export_event(project.id, {
@@ -216,16 +226,22 @@ async function exportOnce(
     workspace = await deps.workspaces.open(exportId);
     staging = startStaging(workspace, project, video, job.library);
     const sources = await beforeDeadline(staging.sources, deadline, deps.clock, gone);
-    const size = deps.outputSize(video.aspect_ratio);
+    const size = deps.outputSize(video.aspect_ratio, quality);
     const planned = exportPlan({
       project,
       videoId: video.id,
       sources,
-      output: { ...size, fps: OUTPUT_FPS, fit, path: workspace.outputPath },
+      output: { ...size, fps: OUTPUT_FPS, fit, quality, path: workspace.outputPath },
       filters: deps.filters(),
     });
     if ('error' in planned || planned.videoClipCount === 0) {
       throw exportError('no_video_clips', 'No clip of the video track can be shown');
+    }
+    const lacking = deps.unsupported(planned.plan);
+    if (lacking.length > 0) throw unsupportedFeature(lacking);
+    // The words of text clips reach ffmpeg only as files of our own, beside the output (text-graph.ts).
+    for (const file of exportFiles(planned.plan)) {
+      await writeFile(file.path, file.contents, { flag: 'wx' });
     }
     const { result, encoding, late } = await render(userId, planned, deadline, gone, progress.report);
     if (!result.ok) {
@@ -259,9 +275,9 @@ async function recordExport(
     planned: ExportPlanResult;
   },
 ): Promise<ExportedVideo> {
-  const { exportId, project, video, fit } = job;
+  const { exportId, project, video, fit, quality } = job;
   const { durationSec, planned } = output;
-  const exportedFrom: ExportedFrom = { video_id: video.id, revision: project.revision, fit };
+  const exportedFrom: ExportedFrom = { video_id: video.id, revision: project.revision, fit, quality };
   const { asset } = await commands.export_completed(project.id, {
     op_id: `${exportId}:completed`,
     video_id: video.id,
@@ -277,6 +293,7 @@ async function recordExport(
         width: output.size.width,
         height: output.size.height,
         exported_from: exportedFrom,
+        quality,
         video_clip_count: planned.videoClipCount,
         audio_overlay_count: planned.audioOverlayCount,
       },
@@ -343,6 +360,25 @@ function asExportError(error: unknown): AppError {
   if (exportErrorCode(error)) return error as AppError;
   if (error instanceof AppError && (error.code === 'not_found' || error.code === 'unavailable')) return error;
   return exportError('export_failed', 'The export could not be completed', error);
+}
+
+/**
+ * The answer of an export that needs a filter the resolved ffmpeg lacks (docs/errors.md): 422, naming each
+ * effect and its filter.
+ */
+function unsupportedFeature(lacking: UnsupportedFeature[]): AppError {
+  const needs = {
+    transitions: 'transitions need',
+    text: 'text clips need',
+    motion: 'motion needs',
+    speed: 'speed changes need',
+  } satisfies Record<UnsupportedFeature['feature'], string>;
+  const named = lacking.map(({ feature, filter }) => `the ${filter} filter, which ${needs[feature]}`);
+  return exportError(
+    'unsupported_feature',
+    `The server's ffmpeg lacks ${named.join(', and ')}: remove those effects, or ask the operator for a full ` +
+      'ffmpeg 5 or newer',
+  );
 }
 
 /** The answer of an export whose project was deleted while it ran: the route's own 404. */

@@ -1,4 +1,4 @@
-import type { AssetRecord, ProjectRecord, VideoRecord } from '../../actors/index.ts';
+import type { AssetRecord, ClipRecord, ProjectRecord, VideoRecord } from '../../actors/index.ts';
 import type { ExportSource, ExportWorkspace } from '../../workers/index.ts';
 
 /** Sources copied and probed at once. */
@@ -35,8 +35,13 @@ async function stageSources(
   library: AssetRecord[],
 ): Promise<Map<string, ExportSource>> {
   const assets = new Map(library.map((asset) => [asset.id, asset]));
+  // Text clips have no asset (null): nothing to stage for them.
+  const assetIdOf = (clip: ClipRecord): string[] => {
+    const assetId: string | null = clip.asset_id;
+    return assetId === null ? [] : [assetId];
+  };
   const assetIds = [
-    ...new Set(project.clips.filter((clip) => clip.video_id === video.id).map((c) => c.asset_id)),
+    ...new Set(project.clips.filter((clip) => clip.video_id === video.id).flatMap(assetIdOf)),
   ];
   const sources = new Map<string, ExportSource>();
   // A few at a time: each is a copy and an ffprobe, mostly waiting, and a timeline holds a few dozen at most.

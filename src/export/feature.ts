@@ -8,7 +8,14 @@ import {
   type Feature,
   type Platform,
 } from '../platform/index.ts';
-import { type FilterSupport, detectFilterSupport, outputSize } from '../../workers/index.ts';
+import {
+  type FilterSupport,
+  listFilters,
+  missingFeatureFilters,
+  outputSize,
+  soundFilterReport,
+  unsupportedFeatures,
+} from '../../workers/index.ts';
 import { createExportChildren } from './child-records.ts';
 import { createExportPool } from './pool.ts';
 import { createExportWorkspaces } from './workspace.ts';
@@ -86,6 +93,8 @@ export function exportFeature(
     () => [[[], queue.counts().holding]],
   );
   let filters: FilterSupport = { loudnorm: true, sidechaincompress: true };
+  // Every filter the resolved ffmpeg has, once start() has asked it (until then nothing is refused).
+  let available: Set<string> | undefined;
   const service = createExportService({
     commands: platform.projects,
     assets,
@@ -97,6 +106,7 @@ export function exportFeature(
     workspaces,
     children,
     filters: () => filters,
+    unsupported: (plan) => (available ? unsupportedFeatures(plan, available) : []),
     outputSize,
     mediaUrl,
     timeoutMs: config.exportTimeoutMs,
@@ -131,7 +141,8 @@ export function exportFeature(
       const killed = await children.killLeftovers();
       if (killed.length > 0) log.warn({ pids: killed }, 'killed ffmpeg left running by a stopped process');
       await workspaces.removeLeftovers();
-      const detected = await detectFilterSupport(ffmpeg.ffmpeg);
+      available = await listFilters(ffmpeg.ffmpeg);
+      const detected = soundFilterReport(available);
       filters = { loudnorm: detected.loudnorm, sidechaincompress: detected.sidechaincompress };
       if (detected.missing.length > 0) {
         const effects = [
@@ -141,6 +152,13 @@ export function exportFeature(
         log.warn(
           { ffmpeg: ffmpeg.ffmpeg, missing: detected.missing },
           `ffmpeg lacks ${detected.missing.join(', ')}: ${effects.join('; ') || 'exports may fail'} (FFMPEG_PATH can name ffmpeg 5 or newer)`,
+        );
+      }
+      const lacking = missingFeatureFilters(available);
+      if (lacking.length > 0) {
+        log.warn(
+          { ffmpeg: ffmpeg.ffmpeg, missing: lacking },
+          `ffmpeg lacks ${lacking.join(', ')}: exports with the effects that need them answer 422 unsupported_feature (FFMPEG_PATH can name ffmpeg 5 or newer)`,
         );
       }
     },

@@ -11,7 +11,7 @@ const videoIdOf = (json: unknown): string | undefined =>
     ? (json as { video_id: string }).video_id
     : undefined;
 
-/** `POST /projects/<id>/export` (docs/editor.md, Export): one mp4 of the video's four tracks. */
+/** `POST /projects/<id>/export` (docs/editor.md, Export): one mp4 of the video's tracks, text included. */
 export function exportRoute(
   exports: ExportService,
   editor: {
@@ -25,7 +25,8 @@ export function exportRoute(
     path: '/api/v1/media-studio/projects/:project_id/export',
     auth: { kind: 'key', scope: 'video-editor:write' },
     tags: ['editor'],
-    summary: 'Export a video: its four tracks stitched into one mp4 (synchronous)',
+    summary:
+      'Export a video: its clips, transitions, text and sound rendered into one mp4, final or preview (synchronous)',
     params: ProjectParams,
     body: ExportBody,
     // 404 for the project and for a `video_id` it does not have, before any 400 (as instruct).
@@ -36,7 +37,9 @@ export function exportRoute(
     responses: {
       200: { description: 'The stored mp4 and what it holds', schema: ExportResponse },
       ...editorErrors(400, 404),
-      422: failure('`corrupt_source`: a source cannot be probed or decoded'),
+      422: failure(
+        "`corrupt_source`: a source cannot be probed or decoded; `unsupported_feature`: the server's ffmpeg lacks a filter an effect of the video needs",
+      ),
       500: failure('`ffmpeg_failed` or `export_failed`'),
       502: failure('`source_fetch_failed`: a source cannot be read from the media store'),
       503: failure('`storage_unconfigured`: the media store cannot take the result'),

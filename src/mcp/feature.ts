@@ -18,7 +18,7 @@ export const MCP_INSTRUCTIONS = `MediaForge generates videos and images and edit
 
 Generating media: call media_forge_generate (model vidmodel-2.0, vidmodel-2.0-fast or imgmodel-2; estimate_cost first if the user cares about credits; video_prompt_guide shows how to write a video prompt), then job_wait with the job_id until the job is completed; its media are in the result as links. job_status reads a job once, job_cancel refunds a job still processing.
 
-Editing a video: video_editor_create_project, then video_editor_instruct with what the user wants ("a 3-scene vertical video about ..."). The editor's agent does one step per call and usually ends with a question: pass the user's answer, or "continue", to video_editor_instruct again until the timeline is right, then video_editor_export for one mp4 (its video_url). video_editor_get_state shows the timeline; video_editor_add_asset imports media by URL.
+Editing a video: video_editor_create_project, then video_editor_instruct with what the user wants ("a 3-scene vertical video about ..."). The editor's agent does one step per call and usually ends with a question: pass the user's answer, or "continue", to video_editor_instruct again until the timeline is right, then video_editor_export for one mp4 (its video_url; quality "preview" renders a quick 360p check). The agent also adds titles and captions, transitions, motion, speed and sound fades when asked ("add a title ...", "crossfade between the scenes", "slow zoom on the images"). video_editor_get_state shows the timeline; video_editor_add_asset imports media by URL.
 
 Credits: get_account shows the balance. Every editor turn costs 5 credits plus the media it generates.`;
 

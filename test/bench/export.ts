@@ -28,14 +28,24 @@
 //    trip is in every figure. Beside it: the service's own event-loop delay p99 (its /metrics sampler), the
 //    bench's own, the machine's CPU, and the requests split at the moment the last render started (a worker
 //    thread watches the service's children): staging (copies, probes) vs rendering.
+// 5. Effects (BENCH_EXPORT_ONLY=effects runs it alone). The 12 landscape clips of 1 into the 9:16 video again,
+//    each cut a 0.5 s transition (the eight types in turn), a title over seconds 1 to 4 (fading in and out,
+//    from a text file as the service draws it), and the music at 0.4 under the clips' own sound cross-fading
+//    over each transition: 54.5 s. (a) The service's `final` against `effectsLiteralArgs` (budget <= 1.15×),
+//    one ffmpeg command written out by hand doing the same: per clip scale/pad/fps, eleven xfades, drawtext,
+//    each clip's sound faded in and out over the transitions and delayed to its place, the music mixed in,
+//    loudnorm, the encoder settings of `final`. (b) `preview` against
+//    `final` of the same timeline through the service (budget >= 3× faster). Rounds alternate; medians.
 // Not judged, printed beside the verdicts: CPU time (the service process with every child it reaped, and the
 // literal ffmpeg's), which other load on the machine distorts less than wall time, and each service export's
 // phases (before the first render child, the renders, after), from its children seen in /proc every 20 ms.
+import { TRANSITION_TYPES } from '../../schemas/timeline-terms.ts';
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { Agent, get } from 'node:http';
 import { availableParallelism, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -60,6 +70,11 @@ const MUSIC_VOLUME = 0.4;
 /** The niceness the service runs ffmpeg with (workers/ffmpeg/runner.ts DEFAULT_NICENESS). */
 const NICENESS = 10;
 const SERVICE_BUDGET = 1.15;
+const PREVIEW_BUDGET = 3;
+const TRANSITION_SEC = 0.5;
+const TITLE = 'MediaForge effects bench';
+/** `BENCH_EXPORT_ONLY=effects`: only scenario 5. */
+const ONLY = process.env.BENCH_EXPORT_ONLY;
 const FAST_PATH_BUDGET = 5;
 const HEALTHZ_P99_MS = 10;
 const HEALTHZ_EVERY_MS = 20;
@@ -111,6 +126,76 @@ const LITERAL_ARGS = [
   '-c:a', 'aac', '-ar', '48000', '-ac', '2', '-b:a', '192k',
   '-movflags', '+faststart', '-t', '60',
   'literal.mp4',
+];
+
+/**
+ * Scenario 5 as a person would type it, in the folder of the bench's files (`title.txt` holds TITLE; the font
+ * is the one the service draws with). Hand-written like LITERAL_ARGS: offsets are 4.5 s apart (5 s clips
+ * overlapping by 0.5 s).
+ */
+// prettier-ignore
+const effectsLiteralArgs = (font: string) => [
+  '-hide_banner', '-nostdin', '-y', '-loglevel', 'error',
+  '-i', 'landscape00.mp4', '-i', 'landscape01.mp4', '-i', 'landscape02.mp4', '-i', 'landscape03.mp4',
+  '-i', 'landscape04.mp4', '-i', 'landscape05.mp4', '-i', 'landscape06.mp4', '-i', 'landscape07.mp4',
+  '-i', 'landscape08.mp4', '-i', 'landscape09.mp4', '-i', 'landscape10.mp4', '-i', 'landscape11.mp4',
+  '-i', 'music.mp3',
+  '-vn', '-i', 'landscape00.mp4', '-vn', '-i', 'landscape01.mp4', '-vn', '-i', 'landscape02.mp4',
+  '-vn', '-i', 'landscape03.mp4', '-vn', '-i', 'landscape04.mp4', '-vn', '-i', 'landscape05.mp4',
+  '-vn', '-i', 'landscape06.mp4', '-vn', '-i', 'landscape07.mp4', '-vn', '-i', 'landscape08.mp4',
+  '-vn', '-i', 'landscape09.mp4', '-vn', '-i', 'landscape10.mp4', '-vn', '-i', 'landscape11.mp4',
+  '-filter_complex', [
+    '[0:v]scale=720:1280:force_original_aspect_ratio=decrease,pad=720:1280:(ow-iw)/2:(oh-ih)/2:black,setsar=1,fps=30[v0];',
+    '[1:v]scale=720:1280:force_original_aspect_ratio=decrease,pad=720:1280:(ow-iw)/2:(oh-ih)/2:black,setsar=1,fps=30[v1];',
+    '[2:v]scale=720:1280:force_original_aspect_ratio=decrease,pad=720:1280:(ow-iw)/2:(oh-ih)/2:black,setsar=1,fps=30[v2];',
+    '[3:v]scale=720:1280:force_original_aspect_ratio=decrease,pad=720:1280:(ow-iw)/2:(oh-ih)/2:black,setsar=1,fps=30[v3];',
+    '[4:v]scale=720:1280:force_original_aspect_ratio=decrease,pad=720:1280:(ow-iw)/2:(oh-ih)/2:black,setsar=1,fps=30[v4];',
+    '[5:v]scale=720:1280:force_original_aspect_ratio=decrease,pad=720:1280:(ow-iw)/2:(oh-ih)/2:black,setsar=1,fps=30[v5];',
+    '[6:v]scale=720:1280:force_original_aspect_ratio=decrease,pad=720:1280:(ow-iw)/2:(oh-ih)/2:black,setsar=1,fps=30[v6];',
+    '[7:v]scale=720:1280:force_original_aspect_ratio=decrease,pad=720:1280:(ow-iw)/2:(oh-ih)/2:black,setsar=1,fps=30[v7];',
+    '[8:v]scale=720:1280:force_original_aspect_ratio=decrease,pad=720:1280:(ow-iw)/2:(oh-ih)/2:black,setsar=1,fps=30[v8];',
+    '[9:v]scale=720:1280:force_original_aspect_ratio=decrease,pad=720:1280:(ow-iw)/2:(oh-ih)/2:black,setsar=1,fps=30[v9];',
+    '[10:v]scale=720:1280:force_original_aspect_ratio=decrease,pad=720:1280:(ow-iw)/2:(oh-ih)/2:black,setsar=1,fps=30[v10];',
+    '[11:v]scale=720:1280:force_original_aspect_ratio=decrease,pad=720:1280:(ow-iw)/2:(oh-ih)/2:black,setsar=1,fps=30[v11];',
+    '[v0][v1]xfade=transition=fadeblack:duration=0.5:offset=4.5[x1];',
+    '[x1][v2]xfade=transition=fadewhite:duration=0.5:offset=9[x2];',
+    '[x2][v3]xfade=transition=wipeleft:duration=0.5:offset=13.5[x3];',
+    '[x3][v4]xfade=transition=wiperight:duration=0.5:offset=18[x4];',
+    '[x4][v5]xfade=transition=slideleft:duration=0.5:offset=22.5[x5];',
+    '[x5][v6]xfade=transition=slideright:duration=0.5:offset=27[x6];',
+    '[x6][v7]xfade=transition=circleopen:duration=0.5:offset=31.5[x7];',
+    '[x7][v8]xfade=transition=fade:duration=0.5:offset=36[x8];',
+    '[x8][v9]xfade=transition=fadeblack:duration=0.5:offset=40.5[x9];',
+    '[x9][v10]xfade=transition=fadewhite:duration=0.5:offset=45[x10];',
+    '[x10][v11]xfade=transition=wipeleft:duration=0.5:offset=49.5[x11];',
+    `[x11]drawtext=textfile=title.txt:expansion=none:fontfile=${font}:fontsize=65:fontcolor=white:`,
+    "x=(w-text_w)/2:y=(h-text_h)/2:alpha='clip(min((t-1)/0.3,(4-t)/0.3),0,1)':enable='between(t,1,4)'[video];",
+    // Each clip's sound fades out over its last 0.5 s and the next one's in over its first, overlapping
+    // (a cross-fade), each delayed to where its clip starts, read from the clips' files opened a second time
+    // without video (inputs 13 to 24), as the service does: read from the picture's inputs, the sound wanted
+    // early makes ffmpeg 5.1 decode those files' frames early and hold them (3.4 GB and half as much CPU again
+    // here); a chain of `acrossfade` is worse still.
+    '[13:a]afade=t=out:st=4.5:d=0.5[a0];',
+    '[14:a]afade=t=in:d=0.5,afade=t=out:st=4.5:d=0.5,adelay=4500|4500[a1];',
+    '[15:a]afade=t=in:d=0.5,afade=t=out:st=4.5:d=0.5,adelay=9000|9000[a2];',
+    '[16:a]afade=t=in:d=0.5,afade=t=out:st=4.5:d=0.5,adelay=13500|13500[a3];',
+    '[17:a]afade=t=in:d=0.5,afade=t=out:st=4.5:d=0.5,adelay=18000|18000[a4];',
+    '[18:a]afade=t=in:d=0.5,afade=t=out:st=4.5:d=0.5,adelay=22500|22500[a5];',
+    '[19:a]afade=t=in:d=0.5,afade=t=out:st=4.5:d=0.5,adelay=27000|27000[a6];',
+    '[20:a]afade=t=in:d=0.5,afade=t=out:st=4.5:d=0.5,adelay=31500|31500[a7];',
+    '[21:a]afade=t=in:d=0.5,afade=t=out:st=4.5:d=0.5,adelay=36000|36000[a8];',
+    '[22:a]afade=t=in:d=0.5,afade=t=out:st=4.5:d=0.5,adelay=40500|40500[a9];',
+    '[23:a]afade=t=in:d=0.5,afade=t=out:st=4.5:d=0.5,adelay=45000|45000[a10];',
+    '[24:a]afade=t=in:d=0.5,adelay=49500|49500[a11];',
+    '[12:a]aformat=sample_rates=48000:channel_layouts=stereo,volume=0.4[music];',
+    '[a0][a1][a2][a3][a4][a5][a6][a7][a8][a9][a10][a11][music]amix=inputs=13:duration=longest:normalize=0,',
+    'loudnorm=I=-14:TP=-1.5:LRA=11,aresample=48000[audio]',
+  ].join(''),
+  '-map', '[video]', '-map', '[audio]',
+  '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20', '-pix_fmt', 'yuv420p', '-r', '30',
+  '-c:a', 'aac', '-ar', '48000', '-ac', '2', '-b:a', '192k',
+  '-movflags', '+faststart', '-t', '54.5',
+  'effects-literal.mp4',
 ];
 
 // ---- media ----
@@ -270,11 +355,11 @@ function watchChildren(parentPid: number) {
 // ---- the literal command, timed ----
 
 /** Runs LITERAL_ARGS under `nice -n NICENESS` in `dir`: wall and CPU time (ffmpeg's, from our reaped children). */
-function runLiteral(dir: string): Promise<{ ms: number; cpuMs: number }> {
+function runLiteral(dir: string, args: string[] = LITERAL_ARGS): Promise<{ ms: number; cpuMs: number }> {
   return new Promise((resolve, reject) => {
     const cpuBefore = cpuMsOf('self', true) - cpuMsOf('self');
     const started = performance.now();
-    const child = spawn('nice', ['-n', String(NICENESS), ffmpeg, ...LITERAL_ARGS], {
+    const child = spawn('nice', ['-n', String(NICENESS), ffmpeg, ...args], {
       cwd: dir,
       stdio: ['ignore', 'ignore', 'pipe'],
     });
@@ -346,6 +431,7 @@ async function exportOnce(
   service: RunningService,
   projectId: string,
   watch = true,
+  body: Record<string, unknown> = {},
 ): Promise<Exported> {
   const renamed = await api.send('PATCH', `/${projectId}`, { body: { name: `export bench ${++renames}` } });
   if (renamed.status !== 200) throw new Error(`rename: ${renamed.status} ${JSON.stringify(renamed.body)}`);
@@ -353,7 +439,7 @@ async function exportOnce(
   const watcher = watch ? watchChildren(pid) : undefined;
   const cpuBefore = cpuMsOf(pid, true);
   const started = performance.now();
-  const answer = await api.exportVideo(projectId, {});
+  const answer = await api.exportVideo(projectId, body);
   const ended = performance.now();
   const cpuMs = cpuMsOf(pid, true) - cpuBefore;
   const spans = watcher?.stop() ?? [];
@@ -589,144 +675,8 @@ async function main() {
     const running = service;
     const user = await editorUser(running, { credits: 1_000_000 });
     const api = editorClient(() => running, user.token);
-    const reencodeProject = await timelineProject(api, dir, 'export bench 16:9 clips', landscape);
-    const fastProject = await timelineProject(api, dir, 'export bench fast path', portrait);
-    const blockedProject = await timelineProject(api, dir, 'export bench trimmed', portrait, {
-      trim_start_sec: 0.001,
-    });
-    loads.push(load1());
-
-    // 1. Service vs literal.
-    const warmService = await exportOnce(api, running, reencodeProject);
-    const warmLiteral = await runLiteral(dir);
-    const serviceOut = await fetchOutput(running, warmService.answer.video_url, join(dir, 'service.mp4'));
-    console.log(
-      `  warm-up (untimed): service ${s(warmService.ms)} s → ${serviceOut}; literal ${s(warmLiteral.ms)} s → ` +
-        `${(await probe(join(dir, 'literal.mp4'))).text}`,
-    );
-    const serviceRuns: Exported[] = [];
-    const literalRuns: { ms: number; cpuMs: number }[] = [];
-    const cpu1 = machineTicks();
-    for (let round = 0; round < ROUNDS; round++) {
-      serviceRuns.push(await exportOnce(api, running, reencodeProject));
-      literalRuns.push(await runLiteral(dir));
-    }
-    const cpu1Text = machineCpu(cpu1, machineTicks());
-    loads.push(load1());
-    const outputSec = serviceRuns.at(-1)!.answer.duration_sec;
-    const literalSec = (await probe(join(dir, 'literal.mp4'))).durationSec;
-    const serviceMedian = median(serviceRuns.map((r) => r.ms));
-    const literalMedian = median(literalRuns.map((r) => r.ms));
-    const ratio = serviceMedian / literalMedian;
-    const serviceCpu = median(serviceRuns.map((r) => r.cpuMs));
-    const literalCpu = median(literalRuns.map((r) => r.cpuMs));
-    const renderMedian = median(serviceRuns.flatMap((r) => (r.phases ? [r.phases.render] : [])));
-
-    // 2. Fast path vs re-encoding the same timeline.
-    const firstFast = await exportOnce(api, running, fastProject);
-    const fastFile = join(dir, 'fast.mp4');
-    const fastOut = await fetchOutput(running, firstFast.answer.video_url, fastFile);
-    const sourceMd5 = await packetsMd5(join(dir, portrait[0]!), 30);
-    const copied = (await packetsMd5(fastFile, 30)) === sourceMd5;
-    const firstBlocked = await exportOnce(api, running, blockedProject);
-    const blockedFile = join(dir, 'blocked.mp4');
-    const blockedOut = await fetchOutput(running, firstBlocked.answer.video_url, blockedFile);
-    const blockedCopied = (await packetsMd5(blockedFile, 30)) === sourceMd5;
-    console.log(
-      `  warm-up (untimed): fast path ${s(firstFast.ms)} s → ${fastOut}, picture copied: ${copied ? 'yes' : 'NO'}; ` +
-        `re-encode ${s(firstBlocked.ms)} s → ${blockedOut}, picture copied: ${blockedCopied ? 'YES' : 'no'}`,
-    );
-    const fastRuns: Exported[] = [];
-    const blockedRuns: Exported[] = [];
-    const cpu2 = machineTicks();
-    for (let round = 0; round < ROUNDS; round++) {
-      fastRuns.push(await exportOnce(api, running, fastProject));
-      blockedRuns.push(await exportOnce(api, running, blockedProject));
-    }
-    const cpu2Text = machineCpu(cpu2, machineTicks());
-    loads.push(load1());
-    const fastSec = fastRuns.at(-1)!.answer.duration_sec;
-    const blockedSec = blockedRuns.at(-1)!.answer.duration_sec;
-    const fastMedian = median(fastRuns.map((r) => r.ms));
-    const blockedMedian = median(blockedRuns.map((r) => r.ms));
-    const speedup = blockedMedian / fastMedian;
-    const fastCpu = median(fastRuns.map((r) => r.cpuMs));
-    const blockedCpu = median(blockedRuns.map((r) => r.cpuMs));
-
-    // 4. /healthz without exports, during two at once, during one.
-    const idle = await sampleHealthz(running, delay(HEALTHZ_BASELINE_MS));
-    const servicePid = running.proc.child.pid!;
-    const serviceCpuBefore = cpuMsOf(servicePid);
-    // Each export renames its project first (a few ms), inside this span.
-    const twoStarted = performance.now();
-    const two = Promise.all([
-      exportOnce(api, running, reencodeProject, false),
-      exportOnce(api, running, blockedProject, false),
-    ]);
-    const duringTwo = await sampleHealthz(running, two, 2);
-    const twoMs = performance.now() - twoStarted;
-    const twoAnswers = await two;
-    const serviceCpuTwo = cpuMsOf(servicePid) - serviceCpuBefore;
-    loads.push(load1());
-    const one = exportOnce(api, running, reencodeProject, false);
-    const duringOne = await sampleHealthz(running, one, 1);
-    const oneAnswer = await one;
-    loads.push(load1());
-
-    // ---- report ----
-    const speed = (sec: number, ms: number) => (sec / (ms / 1000)).toFixed(2);
-    console.log(`export (service from dist/, EXPORT_CONCURRENCY=2, ffmpeg nice ${NICENESS} on both sides):`);
-    console.log(
-      `  1. service vs literal ffmpeg (${CLIPS} × ${CLIP_SEC} s 1280x720 30 fps clips → 9:16 720x1280 fit, ` +
-        `scale+pad re-encode; voice ${VOICE_SEC} s at ${VOICE_START_SEC} s, music ${MUSIC_SEC} s, ducking, ` +
-        `loudnorm; ${ROUNDS} rounds alternating): service median ${s(serviceMedian)} s ` +
-        `[${list(serviceRuns.map((r) => r.ms))}], literal median ${s(literalMedian)} s ` +
-        `[${list(literalRuns.map((r) => r.ms))}]; ratio ${ratio.toFixed(3)}× ` +
-        `[budget <= ${SERVICE_BUDGET}×: ` +
-        `${verdict(ratio <= SERVICE_BUDGET, `service <= ${SERVICE_BUDGET}× literal ffmpeg`, `${ratio.toFixed(3)}×`)}]; machine CPU ${cpu1Text}`,
-    );
-    console.log(
-      `     CPU time (medians; not judged, robust to other load): service ${s(serviceCpu)} s (its process + ` +
-        `every child), literal ${s(literalCpu)} s, ratio ${(serviceCpu / literalCpu).toFixed(3)}×; service ` +
-        `${phasesText(serviceRuns)}; service render alone vs literal: ${(renderMedian / literalMedian).toFixed(3)}×`,
-    );
-    console.log(
-      `  2. fast path vs re-encode of the same timeline (${CLIPS} × ${CLIP_SEC} s 720x1280 30 fps h264 yuv420p ` +
-        `+ AAC, voice, music; re-encode forced by trim_start_sec 0.001 on clip 0; ${ROUNDS} rounds alternating): ` +
-        `fast path median ${s(fastMedian)} s [${list(fastRuns.map((r) => r.ms))}], re-encode median ` +
-        `${s(blockedMedian)} s [${list(blockedRuns.map((r) => r.ms))}]; ${speedup.toFixed(2)}× faster ` +
-        `[budget >= ${FAST_PATH_BUDGET}×: ` +
-        `${verdict(speedup >= FAST_PATH_BUDGET && copied && !blockedCopied, `fast path >= ${FAST_PATH_BUDGET}× re-encode, picture copied`, `${speedup.toFixed(2)}×, copied ${copied}, re-encode copied ${blockedCopied}`)}]` +
-        `${copied ? '' : ' (the fast path did NOT copy the picture)'}; machine CPU ${cpu2Text}`,
-    );
-    console.log(
-      `     CPU time (medians, not judged): fast path ${s(fastCpu)} s, re-encode ${s(blockedCpu)} s, ` +
-        `${(blockedCpu / fastCpu).toFixed(2)}×; fast path ${phasesText(fastRuns)}; re-encode ` +
-        `${phasesText(blockedRuns)}`,
-    );
-    console.log(
-      `  3. export speed (output s per wall s, medians): 16:9 clips re-encoded: service ` +
-        `${speed(outputSec, serviceMedian)}, literal ${speed(literalSec, literalMedian)}; fast path ` +
-        `${speed(fastSec, fastMedian)}; the same timeline re-encoded ${speed(blockedSec, blockedMedian)} ` +
-        `(outputs ${outputSec} / ${literalSec.toFixed(3)} / ${fastSec} / ${blockedSec} s)`,
-    );
-    console.log(
-      `  4. GET /healthz every ${HEALTHZ_EVERY_MS} ms, sequential, one keep-alive connection (includes its ` +
-        `MongoDB ping):`,
-    );
-    console.log(`     no export: ${healthText(idle)}`);
-    console.log(
-      `     two re-encode exports at once (${s(twoMs)} s; ` +
-        `${twoAnswers.map((a) => `${a.answer.duration_sec} s in ${s(a.ms)} s`).join(', ')}; service process ` +
-        `CPU ${((serviceCpuTwo / twoMs) * 100).toFixed(1)} % of a core): ${healthText(duringTwo)} ` +
-        `[budget p99 <= ${HEALTHZ_P99_MS} ms: ` +
-        `${verdict(duringTwo.p99 <= HEALTHZ_P99_MS && duringTwo.errors === 0, `/healthz p99 <= ${HEALTHZ_P99_MS} ms during two exports`, `${duringTwo.p99} ms, ${duringTwo.errors} errors`)}]`,
-    );
-    console.log(
-      `     one re-encode export (${oneAnswer.answer.duration_sec} s in ${s(oneAnswer.ms)} s): ` +
-        `${healthText(duringOne)} [p99 <= ${HEALTHZ_P99_MS} ms: ` +
-        `${verdict(duringOne.p99 <= HEALTHZ_P99_MS && duringOne.errors === 0, `/healthz p99 <= ${HEALTHZ_P99_MS} ms during one export`, `${duringOne.p99} ms, ${duringOne.errors} errors`)}]`,
-    );
+    if (ONLY !== 'effects') await classicScenarios(api, running, dir, landscape, portrait, loads);
+    await effectsScenario(api, running, dir, landscape, loads);
     console.log(
       `  load average (1 min) at start, after setup and after each scenario: ${loads.join(' → ')}; whole ` +
         `benchmark ${((performance.now() - started) / 1000).toFixed(0)} s`,
@@ -737,6 +687,250 @@ async function main() {
     rmSync(dir, { recursive: true, force: true });
     rmSync(workDir, { recursive: true, force: true });
   }
+}
+
+/** Scenarios 1 to 4 (see the top of the file). */
+async function classicScenarios(
+  api: Api,
+  running: RunningService,
+  dir: string,
+  landscape: string[],
+  portrait: string[],
+  loads: string[],
+): Promise<void> {
+  const reencodeProject = await timelineProject(api, dir, 'export bench 16:9 clips', landscape);
+  const fastProject = await timelineProject(api, dir, 'export bench fast path', portrait);
+  const blockedProject = await timelineProject(api, dir, 'export bench trimmed', portrait, {
+    trim_start_sec: 0.001,
+  });
+  loads.push(load1());
+
+  // 1. Service vs literal.
+  const warmService = await exportOnce(api, running, reencodeProject);
+  const warmLiteral = await runLiteral(dir);
+  const serviceOut = await fetchOutput(running, warmService.answer.video_url, join(dir, 'service.mp4'));
+  console.log(
+    `  warm-up (untimed): service ${s(warmService.ms)} s → ${serviceOut}; literal ${s(warmLiteral.ms)} s → ` +
+      `${(await probe(join(dir, 'literal.mp4'))).text}`,
+  );
+  const serviceRuns: Exported[] = [];
+  const literalRuns: { ms: number; cpuMs: number }[] = [];
+  const cpu1 = machineTicks();
+  for (let round = 0; round < ROUNDS; round++) {
+    serviceRuns.push(await exportOnce(api, running, reencodeProject));
+    literalRuns.push(await runLiteral(dir));
+  }
+  const cpu1Text = machineCpu(cpu1, machineTicks());
+  loads.push(load1());
+  const outputSec = serviceRuns.at(-1)!.answer.duration_sec;
+  const literalSec = (await probe(join(dir, 'literal.mp4'))).durationSec;
+  const serviceMedian = median(serviceRuns.map((r) => r.ms));
+  const literalMedian = median(literalRuns.map((r) => r.ms));
+  const ratio = serviceMedian / literalMedian;
+  const serviceCpu = median(serviceRuns.map((r) => r.cpuMs));
+  const literalCpu = median(literalRuns.map((r) => r.cpuMs));
+  const renderMedian = median(serviceRuns.flatMap((r) => (r.phases ? [r.phases.render] : [])));
+
+  // 2. Fast path vs re-encoding the same timeline.
+  const firstFast = await exportOnce(api, running, fastProject);
+  const fastFile = join(dir, 'fast.mp4');
+  const fastOut = await fetchOutput(running, firstFast.answer.video_url, fastFile);
+  const sourceMd5 = await packetsMd5(join(dir, portrait[0]!), 30);
+  const copied = (await packetsMd5(fastFile, 30)) === sourceMd5;
+  const firstBlocked = await exportOnce(api, running, blockedProject);
+  const blockedFile = join(dir, 'blocked.mp4');
+  const blockedOut = await fetchOutput(running, firstBlocked.answer.video_url, blockedFile);
+  const blockedCopied = (await packetsMd5(blockedFile, 30)) === sourceMd5;
+  console.log(
+    `  warm-up (untimed): fast path ${s(firstFast.ms)} s → ${fastOut}, picture copied: ${copied ? 'yes' : 'NO'}; ` +
+      `re-encode ${s(firstBlocked.ms)} s → ${blockedOut}, picture copied: ${blockedCopied ? 'YES' : 'no'}`,
+  );
+  const fastRuns: Exported[] = [];
+  const blockedRuns: Exported[] = [];
+  const cpu2 = machineTicks();
+  for (let round = 0; round < ROUNDS; round++) {
+    fastRuns.push(await exportOnce(api, running, fastProject));
+    blockedRuns.push(await exportOnce(api, running, blockedProject));
+  }
+  const cpu2Text = machineCpu(cpu2, machineTicks());
+  loads.push(load1());
+  const fastSec = fastRuns.at(-1)!.answer.duration_sec;
+  const blockedSec = blockedRuns.at(-1)!.answer.duration_sec;
+  const fastMedian = median(fastRuns.map((r) => r.ms));
+  const blockedMedian = median(blockedRuns.map((r) => r.ms));
+  const speedup = blockedMedian / fastMedian;
+  const fastCpu = median(fastRuns.map((r) => r.cpuMs));
+  const blockedCpu = median(blockedRuns.map((r) => r.cpuMs));
+
+  // 4. /healthz without exports, during two at once, during one.
+  const idle = await sampleHealthz(running, delay(HEALTHZ_BASELINE_MS));
+  const servicePid = running.proc.child.pid!;
+  const serviceCpuBefore = cpuMsOf(servicePid);
+  // Each export renames its project first (a few ms), inside this span.
+  const twoStarted = performance.now();
+  const two = Promise.all([
+    exportOnce(api, running, reencodeProject, false),
+    exportOnce(api, running, blockedProject, false),
+  ]);
+  const duringTwo = await sampleHealthz(running, two, 2);
+  const twoMs = performance.now() - twoStarted;
+  const twoAnswers = await two;
+  const serviceCpuTwo = cpuMsOf(servicePid) - serviceCpuBefore;
+  loads.push(load1());
+  const one = exportOnce(api, running, reencodeProject, false);
+  const duringOne = await sampleHealthz(running, one, 1);
+  const oneAnswer = await one;
+  loads.push(load1());
+
+  // ---- report ----
+  const speed = (sec: number, ms: number) => (sec / (ms / 1000)).toFixed(2);
+  console.log(`export (service from dist/, EXPORT_CONCURRENCY=2, ffmpeg nice ${NICENESS} on both sides):`);
+  console.log(
+    `  1. service vs literal ffmpeg (${CLIPS} × ${CLIP_SEC} s 1280x720 30 fps clips → 9:16 720x1280 fit, ` +
+      `scale+pad re-encode; voice ${VOICE_SEC} s at ${VOICE_START_SEC} s, music ${MUSIC_SEC} s, ducking, ` +
+      `loudnorm; ${ROUNDS} rounds alternating): service median ${s(serviceMedian)} s ` +
+      `[${list(serviceRuns.map((r) => r.ms))}], literal median ${s(literalMedian)} s ` +
+      `[${list(literalRuns.map((r) => r.ms))}]; ratio ${ratio.toFixed(3)}× ` +
+      `[budget <= ${SERVICE_BUDGET}×: ` +
+      `${verdict(ratio <= SERVICE_BUDGET, `service <= ${SERVICE_BUDGET}× literal ffmpeg`, `${ratio.toFixed(3)}×`)}]; machine CPU ${cpu1Text}`,
+  );
+  console.log(
+    `     CPU time (medians; not judged, robust to other load): service ${s(serviceCpu)} s (its process + ` +
+      `every child), literal ${s(literalCpu)} s, ratio ${(serviceCpu / literalCpu).toFixed(3)}×; service ` +
+      `${phasesText(serviceRuns)}; service render alone vs literal: ${(renderMedian / literalMedian).toFixed(3)}×`,
+  );
+  console.log(
+    `  2. fast path vs re-encode of the same timeline (${CLIPS} × ${CLIP_SEC} s 720x1280 30 fps h264 yuv420p ` +
+      `+ AAC, voice, music; re-encode forced by trim_start_sec 0.001 on clip 0; ${ROUNDS} rounds alternating): ` +
+      `fast path median ${s(fastMedian)} s [${list(fastRuns.map((r) => r.ms))}], re-encode median ` +
+      `${s(blockedMedian)} s [${list(blockedRuns.map((r) => r.ms))}]; ${speedup.toFixed(2)}× faster ` +
+      `[budget >= ${FAST_PATH_BUDGET}×: ` +
+      `${verdict(speedup >= FAST_PATH_BUDGET && copied && !blockedCopied, `fast path >= ${FAST_PATH_BUDGET}× re-encode, picture copied`, `${speedup.toFixed(2)}×, copied ${copied}, re-encode copied ${blockedCopied}`)}]` +
+      `${copied ? '' : ' (the fast path did NOT copy the picture)'}; machine CPU ${cpu2Text}`,
+  );
+  console.log(
+    `     CPU time (medians, not judged): fast path ${s(fastCpu)} s, re-encode ${s(blockedCpu)} s, ` +
+      `${(blockedCpu / fastCpu).toFixed(2)}×; fast path ${phasesText(fastRuns)}; re-encode ` +
+      `${phasesText(blockedRuns)}`,
+  );
+  console.log(
+    `  3. export speed (output s per wall s, medians): 16:9 clips re-encoded: service ` +
+      `${speed(outputSec, serviceMedian)}, literal ${speed(literalSec, literalMedian)}; fast path ` +
+      `${speed(fastSec, fastMedian)}; the same timeline re-encoded ${speed(blockedSec, blockedMedian)} ` +
+      `(outputs ${outputSec} / ${literalSec.toFixed(3)} / ${fastSec} / ${blockedSec} s)`,
+  );
+  console.log(
+    `  4. GET /healthz every ${HEALTHZ_EVERY_MS} ms, sequential, one keep-alive connection (includes its ` +
+      `MongoDB ping):`,
+  );
+  console.log(`     no export: ${healthText(idle)}`);
+  console.log(
+    `     two re-encode exports at once (${s(twoMs)} s; ` +
+      `${twoAnswers.map((a) => `${a.answer.duration_sec} s in ${s(a.ms)} s`).join(', ')}; service process ` +
+      `CPU ${((serviceCpuTwo / twoMs) * 100).toFixed(1)} % of a core): ${healthText(duringTwo)} ` +
+      `[budget p99 <= ${HEALTHZ_P99_MS} ms: ` +
+      `${verdict(duringTwo.p99 <= HEALTHZ_P99_MS && duringTwo.errors === 0, `/healthz p99 <= ${HEALTHZ_P99_MS} ms during two exports`, `${duringTwo.p99} ms, ${duringTwo.errors} errors`)}]`,
+  );
+  console.log(
+    `     one re-encode export (${oneAnswer.answer.duration_sec} s in ${s(oneAnswer.ms)} s): ` +
+      `${healthText(duringOne)} [p99 <= ${HEALTHZ_P99_MS} ms: ` +
+      `${verdict(duringOne.p99 <= HEALTHZ_P99_MS && duringOne.errors === 0, `/healthz p99 <= ${HEALTHZ_P99_MS} ms during one export`, `${duringOne.p99} ms, ${duringOne.errors} errors`)}]`,
+  );
+}
+
+/**
+ * Scenario 5: the effects timeline through the service, `final` against the literal command and against
+ * `preview`.
+ */
+async function effectsScenario(
+  api: Api,
+  running: RunningService,
+  dir: string,
+  landscape: string[],
+  loads: string[],
+): Promise<void> {
+  const project = await api.createProject({ name: 'export bench effects', aspect_ratio: '9:16' });
+  const add = async (body: Record<string, unknown>) => {
+    const answer = await api.addClip(project.id, body);
+    if (answer.status !== 200 && answer.status !== 201)
+      throw new Error(`add clip: ${answer.status} ${JSON.stringify(answer.body)}`);
+  };
+  const upload = async (file: string, type: string) => {
+    const answer = await api.upload(project.id, readFileSync(join(dir, file)), type);
+    if (answer.status !== 200 && answer.status !== 201)
+      throw new Error(`upload ${file}: ${answer.status} ${JSON.stringify(answer.body)}`);
+    return answer.body.asset.id;
+  };
+  for (const [i, file] of landscape.entries()) {
+    const transition =
+      i === 0
+        ? {}
+        : {
+            transition_in: {
+              type: TRANSITION_TYPES[i % TRANSITION_TYPES.length],
+              duration_sec: TRANSITION_SEC,
+            },
+          };
+    await add({ track: 'video', asset_id: await upload(file, 'video/mp4'), ...transition });
+  }
+  await add({ track: 'text', text: TITLE, style: 'title', start_sec: 1, duration_sec: 3 });
+  await add({
+    track: 'music',
+    asset_id: await upload('music.mp3', 'audio/mpeg'),
+    start_sec: 0,
+    volume: MUSIC_VOLUME,
+  });
+  writeFileSync(join(dir, 'title.txt'), TITLE);
+  const font = join(
+    dirname(createRequire(import.meta.url).resolve('dejavu-fonts-ttf/package.json')),
+    'ttf',
+    'DejaVuSans.ttf',
+  );
+  const literalArgs = effectsLiteralArgs(font);
+  loads.push(load1());
+
+  const final = { quality: 'final' };
+  const preview = { quality: 'preview' };
+  const warmFinal = await exportOnce(api, running, project.id, true, final);
+  const warmPreview = await exportOnce(api, running, project.id, true, preview);
+  const warmLiteral = await runLiteral(dir, literalArgs);
+  console.log(
+    `  warm-up (untimed): effects final ${s(warmFinal.ms)} s → ` +
+      `${await fetchOutput(running, warmFinal.answer.video_url, join(dir, 'effects-final.mp4'))}; preview ` +
+      `${s(warmPreview.ms)} s → ${await fetchOutput(running, warmPreview.answer.video_url, join(dir, 'effects-preview.mp4'))}; ` +
+      `literal ${s(warmLiteral.ms)} s → ${(await probe(join(dir, 'effects-literal.mp4'))).text}`,
+  );
+  const finals: Exported[] = [];
+  const previews: Exported[] = [];
+  const literals: { ms: number; cpuMs: number }[] = [];
+  const cpu = machineTicks();
+  for (let round = 0; round < ROUNDS; round++) {
+    finals.push(await exportOnce(api, running, project.id, true, final));
+    literals.push(await runLiteral(dir, literalArgs));
+    previews.push(await exportOnce(api, running, project.id, true, preview));
+  }
+  const cpuText = machineCpu(cpu, machineTicks());
+  loads.push(load1());
+  const finalMedian = median(finals.map((r) => r.ms));
+  const previewMedian = median(previews.map((r) => r.ms));
+  const literalMedian = median(literals.map((r) => r.ms));
+  const ratio = finalMedian / literalMedian;
+  const faster = finalMedian / previewMedian;
+  const cpuMedian = (runs: { cpuMs: number }[]) => median(runs.map((r) => r.cpuMs));
+  console.log(
+    `  5. effects (${CLIPS} × ${CLIP_SEC} s 1280x720 clips → 9:16 fit, a ${TRANSITION_SEC} s transition on every ` +
+      `cut, a title 1–4 s, music; ${finals.at(-1)!.answer.duration_sec} s; ${ROUNDS} rounds alternating): ` +
+      `final median ${s(finalMedian)} s [${list(finals.map((r) => r.ms))}], literal median ${s(literalMedian)} s ` +
+      `[${list(literals.map((r) => r.ms))}]; ratio ${ratio.toFixed(3)}× [budget <= ${SERVICE_BUDGET}×: ` +
+      `${verdict(ratio <= SERVICE_BUDGET, `effects final <= ${SERVICE_BUDGET}× literal ffmpeg`, `${ratio.toFixed(3)}×`)}]; ` +
+      `preview median ${s(previewMedian)} s [${list(previews.map((r) => r.ms))}], ${faster.toFixed(2)}× faster ` +
+      `than final [budget >= ${PREVIEW_BUDGET}×: ` +
+      `${verdict(faster >= PREVIEW_BUDGET, `preview >= ${PREVIEW_BUDGET}× faster than final`, `${faster.toFixed(2)}×`)}]; machine CPU ${cpuText}`,
+  );
+  console.log(
+    `     CPU time (medians, not judged): final ${s(cpuMedian(finals))} s, literal ${s(cpuMedian(literals))} s, ` +
+      `preview ${s(cpuMedian(previews))} s; final ${phasesText(finals)}; preview ${phasesText(previews)}`,
+  );
 }
 
 /** Downloads an export's file (its `video_url`) to `path` and describes it. */

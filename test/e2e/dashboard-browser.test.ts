@@ -106,10 +106,12 @@ describe('the dashboard in Chromium', { skip: skipWithoutChromium() }, () => {
   const nav = (name: string) =>
     page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true });
   const chat = () => page.getByRole('region', { name: 'Chat with the director' });
-  const clip = (n: number) =>
+  /** The `n`th clip of the timeline's video lane, named after its asset (`<n>: <name>, <duration> s`). */
+  const clip = (n: number, name: string) =>
     page
-      .getByRole('listitem')
-      .filter({ has: page.getByRole('form', { name: `Video clip ${n}`, exact: true }) });
+      .getByRole('region', { name: 'Timeline', exact: true })
+      .getByRole('group', { name: 'Video track', exact: true })
+      .getByRole('button', { name: new RegExp(`^${n}: ${name}`) });
   const xss = () => page.evaluate(() => (globalThis as unknown as { __xss?: unknown }).__xss);
   /** Whether the page is still the document marked after the project was created (no reload since). */
   const sameDocument = () =>
@@ -321,20 +323,24 @@ describe('the dashboard in Chromium', { skip: skipWithoutChromium() }, () => {
   it('plans and generates two scenes in the chat, replies and clips appearing live', async () => {
     await instruct('a 2-scene video about a lighthouse', 'Here is the storyboard for a 2-scene video');
     await instruct('continue', 'Scene 1 of 2 is on the timeline');
-    await eventually('clip 1 on the timeline', visible(clip(1)), TURN_MS);
+    await eventually(
+      'clip 1 on the timeline',
+      visible(clip(1, 'Establishing shot of a lighthouse')),
+      TURN_MS,
+    );
     await instruct('continue', 'All 2 scenes are on the timeline');
-    await eventually('clip 2 on the timeline', visible(clip(2)), TURN_MS);
-    assert.match(await clip(1).innerText(), /Establishing shot of a lighthouse/);
-    assert.match(await clip(2).innerText(), /Closing shot of a lighthouse/);
+    await eventually('clip 2 on the timeline', visible(clip(2, 'Closing shot of a lighthouse')), TURN_MS);
+    assert.ok(await clip(1, 'Establishing shot of a lighthouse').isVisible());
     assert.equal(await sameDocument(), true, 'the page was reloaded');
   });
 
-  it('reorders the two clips with the move buttons', async () => {
+  it('reorders the two clips with the move buttons of the selected clip', async () => {
+    await clip(1, 'Establishing shot').click();
     await page.getByRole('button', { name: 'Move Video clip 1 down', exact: true }).click();
     await eventually(
       'the clips swapped',
       async () =>
-        /Closing shot/.test(await clip(1).innerText()) && /Establishing shot/.test(await clip(2).innerText()),
+        (await clip(1, 'Closing shot').isVisible()) && (await clip(2, 'Establishing shot').isVisible()),
       15_000,
     );
   });

@@ -6,7 +6,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import type { Page, Request } from 'playwright-core';
+import type { Page, Request, Response } from 'playwright-core';
 import { startMongo, type TestMongo } from '../helpers/mongo.ts';
 import { startService, adminClient, type RunningService } from '../helpers/service.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
@@ -143,6 +143,38 @@ describe('the dashboard budget in Chromium', { skip: skipWithoutChromium() }, ()
       assert.ok(requests.length <= MAX_TURN_REQUESTS, `${requests.length} requests: ${requests.join(', ')}`);
     });
   }
+
+  it('40 quick navigations between the pages and the project never meet the session budget', async () => {
+    // Someone clicking through the pages as fast as they draw: every page's reads, the project's state, thread
+    // and events socket, 40 times over, within the default DASHBOARD_RATE_PER_MINUTE.
+    const limited: string[] = [];
+    const onResponse = (response: Response) => {
+      if (response.status() === 429) limited.push(new URL(response.url()).pathname);
+    };
+    page.on('response', onResponse);
+    let noticed = false;
+    try {
+      const pages = ['API keys', 'Webhooks', 'Credits', 'Jobs', 'Media', 'Editor'] as const;
+      for (let step = 0; step < 40; step++) {
+        if (step % 2 === 1) {
+          await page.getByRole('link', { name: 'Budget', exact: true }).click();
+          await heading('Budget').waitFor();
+          await page.getByRole('region', { name: 'Timeline', exact: true }).waitFor();
+        } else {
+          const name = pages[(step / 2) % pages.length]!;
+          await nav(name).click();
+          await heading(name).waitFor();
+          if (name !== 'Editor') await nav('Editor').click();
+          await heading('Editor').waitFor();
+        }
+        noticed ||= (await retrying().count()) > 0;
+      }
+    } finally {
+      page.off('response', onResponse);
+    }
+    assert.deepEqual(limited, [], 'no request answered 429');
+    assert.equal(noticed, false, 'no "retrying" notice was shown');
+  });
 
   it('sends a test delivery from the webhooks page and shows it in the log', async () => {
     await nav('API keys').click();

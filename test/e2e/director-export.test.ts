@@ -175,7 +175,7 @@ describe('the builtin director: continue phrases and export_video', () => {
 
   it('says what it cannot do and lists what it can, export included', async () => {
     const { editor, project } = await setUp();
-    const answer = await editor.instruct(project.id, { instruction: 'add a title "The End"' });
+    const answer = await editor.instruct(project.id, { instruction: 'make the colours warmer' });
     checkTurnAnswer(answer, project.id);
     assert.match(answer.body.assistant_text, /^I can't do that myself/);
     assert.match(answer.body.assistant_text, /"export it"/);

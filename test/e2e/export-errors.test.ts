@@ -33,6 +33,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
+import { pictureMediaIds } from '../../src/editor/asset-pictures.ts';
 import { resolveFfmpeg } from '../../src/platform/media/ffmpeg-path.ts';
 import {
   editorClient,
@@ -113,10 +114,24 @@ function exportFolders(node: Pick<Node, 'workDir'>): string[] {
   }
 }
 
-const storeListing = (node: Pick<Node, 'mediaDir'>, ignore: string[] = []) =>
-  readdirSync(node.mediaDir)
+/**
+ * The store's files, without the pictures of its files (docs/editor.md, Pictures of assets): those are made in
+ * the background when a project is read, whatever an export does, so they may appear during any export.
+ */
+async function storeListing(node: Pick<Node, 'mediaDir'>, ignore: string[] = []): Promise<string[]> {
+  // A picture being written is a `.tmp-` file until it is renamed: wait for writes in flight to end (a file the
+  // export left half-written would never go, and fails here).
+  const names = await until(
+    'the store has no write in flight',
+    () => readdirSync(node.mediaDir),
+    (listing) => !listing.some((name) => name.startsWith('.tmp-')),
+  );
+  const pictures = names.flatMap((name) => Object.values(pictureMediaIds(name)));
+  return names
     .filter((name) => !ignore.includes(name))
+    .filter((name) => !pictures.some((picture) => name.startsWith(picture)))
     .sort();
+}
 
 describe('export errors, each provoked as in production, the service as a process', () => {
   let root: string;
@@ -150,7 +165,7 @@ describe('export errors, each provoked as in production, the service as a proces
         ...['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p'],
         fixture('video-only.mp4'),
       ),
-      // A still that is slow to encode: every pixel noise, 1280x720 (about 40 frames a second here).
+      // A still that is slow to encode once it moves: every pixel noise, 1280x720.
       make(
         ...['-f', 'lavfi', '-i', "nullsrc=s=1280x720,geq=lum='random(1)*255':cb=128:cr=128"],
         ...['-frames:v', '1', fixture('noise.png')],
@@ -222,7 +237,7 @@ describe('export errors, each provoked as in production, the service as a proces
     user: User,
     options: {
       aspect_ratio?: string;
-      video?: { data: Buffer; type: string; duration_sec?: number; reuse?: boolean }[];
+      video?: { data: Buffer; type: string; duration_sec?: number; reuse?: boolean; motion?: string }[];
       audio?: { data: Buffer; type: string; track: string }[];
     },
   ): Promise<{ client: Client; projectId: string; videoId: string; assets: Asset[] }> {
@@ -247,6 +262,7 @@ describe('export errors, each provoked as in production, the service as a proces
         track: 'video',
         asset_id: asset.id,
         ...(clip.duration_sec !== undefined ? { duration_sec: clip.duration_sec } : {}),
+        ...(clip.motion !== undefined ? { motion: clip.motion } : {}),
       });
       assert.equal(added.status, 200, JSON.stringify(added.body));
     }
@@ -387,7 +403,7 @@ describe('export errors, each provoked as in production, the service as a proces
     options: { body?: Record<string, unknown>; ignore?: string[]; event?: boolean; what?: string } = {},
   ) {
     const assetsBefore = await exportAssets(target.client, target.projectId);
-    const storeBefore = storeListing(node, options.ignore);
+    const storeBefore = await storeListing(node, options.ignore);
     const answer = await target.client.exportVideo(target.projectId, options.body ?? {});
     assertExportError(answer, status, code, node, options.what);
     assert.deepEqual(
@@ -395,7 +411,11 @@ describe('export errors, each provoked as in production, the service as a proces
       assetsBefore,
       `${code}: no asset added`,
     );
-    assert.deepEqual(storeListing(node, options.ignore), storeBefore, `${code}: nothing new in MEDIA_DIR`);
+    assert.deepEqual(
+      await storeListing(node, options.ignore),
+      storeBefore,
+      `${code}: nothing new in MEDIA_DIR`,
+    );
     if (options.event !== false) await assertFailedEvent(node, user, target.projectId, target.videoId, code);
     await until(
       `${code}: the export's work folder is removed`,
@@ -774,7 +794,10 @@ describe('export errors, each provoked as in production, the service as a proces
     });
     const logged = <T>(body: () => Promise<T>) => withServiceLogs(() => [node.service], body);
 
-    /** A 16:9 timeline of 10 s noise stills: encoding it takes far longer than the time-out. */
+    /**
+     * A 16:9 timeline of 10 s noise stills that zoom in: every frame differs, so encoding it takes far longer
+     * than the time-out (a still without motion is one frame held, which encodes in no time).
+     */
     const long = (clips: number) =>
       timeline(node, user, {
         aspect_ratio: '16:9',
@@ -783,6 +806,7 @@ describe('export errors, each provoked as in production, the service as a proces
           type: 'image/png',
           duration_sec: 10,
           reuse: i > 0,
+          motion: 'zoom_in',
         })),
       });
 
@@ -798,7 +822,7 @@ describe('export errors, each provoked as in production, the service as a proces
           await exportAssets(queued.client, queued.projectId),
           await exportAssets(running.client, running.projectId),
         ];
-        const storeBefore = storeListing(node);
+        const storeBefore = await storeListing(node);
         const sentAt = Date.now();
         const queuedAnswer = queued.client.exportVideo(queued.projectId, {});
         await sleep(100); // sent after the queued one (nothing outside shows its arrival)
@@ -817,7 +841,7 @@ describe('export errors, each provoked as in production, the service as a proces
           assetsBefore,
           'no asset added',
         );
-        assert.deepEqual(storeListing(node), storeBefore, 'nothing new in MEDIA_DIR');
+        assert.deepEqual(await storeListing(node), storeBefore, 'nothing new in MEDIA_DIR');
         await until(
           'no export folder left',
           () => exportFolders(node),
@@ -883,6 +907,7 @@ describe('export errors, each provoked as in production, the service as a proces
               type: 'image/png',
               duration_sec: 10,
               reuse: i > 0,
+              motion: 'zoom_in',
             })),
           });
           const pending = target.client.exportVideo(target.projectId, {}).then(

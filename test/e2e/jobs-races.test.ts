@@ -45,14 +45,19 @@ interface Iteration {
  * Chooses when to send the DELETE, per kind: an up-down staircase on the offset from the provider's
  * processing time. A won cancel moves the next one later, a lost one earlier, so the offsets settle where the
  * job finishes (about half won) whatever the render queue and poll timing add; a jitter varies the delays
- * around that point.
+ * around that point. The step doubles while the outcome repeats and falls back at each reversal, so the
+ * offsets also reach that point when a loaded machine makes renders take seconds, not milliseconds.
  */
 function staircase(startMs: number, stepMs: number) {
   let offset = startMs;
+  let step = stepMs;
+  let lastWon: boolean | undefined;
   return {
     next: () => Math.max(0, offset + Math.round((Math.random() * 2 - 1) * 2 * stepMs)),
     record(won: boolean) {
-      offset = Math.max(-SANDBOX_IMAGE_MS, offset + (won ? stepMs : -stepMs));
+      step = won === lastWon ? Math.min(2 * step, 64 * stepMs) : stepMs;
+      lastWon = won;
+      offset = Math.max(-SANDBOX_IMAGE_MS, offset + (won ? step : -step));
     },
   };
 }

@@ -48,6 +48,7 @@ const VIDEO_5S_480P = 505;
 const IMAGE = 50;
 const TOOL_NAMES = [
   'add_clip',
+  'add_text',
   'append_context',
   'export_video',
   'generate_image',
@@ -56,6 +57,7 @@ const TOOL_NAMES = [
   'list_assets',
   'remove_clip',
   'set_aspect_ratio',
+  'set_transition',
   'update_clip',
 ];
 
@@ -548,25 +550,21 @@ describe('the LLM agent (AGENT=llm)', () => {
       assert.equal(await balanceOf(service, user.token), CREDITS - TURN - VIDEO_5S_480P);
     }));
 
-  it('export_video refuses a quality other than final, as a tool error the model reads', () =>
+  it('export_video refuses a quality other than final or preview, as a tool error the model reads', () =>
     logged(async () => {
-      llm.script(
-        sequence(call('export_video', { quality: 'preview' }), say('Only final exports for now. OK?')),
-      );
+      llm.script(sequence(call('export_video', { quality: 'draft' }), say('No such quality. OK?')));
       const { editor, project, seen } = await setUp();
-      const answer = await editor.instruct(project.id, { instruction: 'export a preview' });
+      const answer = await editor.instruct(project.id, { instruction: 'export a draft' });
       const { creditsCharged } = checkTurnAnswer(answer, project.id);
       assert.equal(creditsCharged, TURN);
       const finished = ofType(answer.body.agent_events, 'tool.finished');
+      const error = 'invalid arguments: quality must be one of final, preview';
       assert.deepEqual(
         finished.map((event) => [event.data.name, event.data.ok, event.data.summary]),
-        [['export_video', false, 'invalid arguments: quality must be one of final']],
+        [['export_video', false, error]],
       );
       const tools = requestsOf(seen)[1]!.body.messages.filter((message) => message.role === 'tool');
-      assert.deepEqual(JSON.parse(String(tools[0]!.content)), {
-        ok: false,
-        error: 'invalid arguments: quality must be one of final',
-      });
+      assert.deepEqual(JSON.parse(String(tools[0]!.content)), { ok: false, error });
     }));
 
   it(`stops a model that never stops after AGENT_MAX_STEPS (${MAX_STEPS}) completions and says so`, () =>

@@ -102,7 +102,11 @@ describe('the README events client', () => {
     try {
       // A first connection (no since=) carries what happens after its handshake: an edit sent before the
       // handshake is checked is in the project, not in the socket, so the first edit waits for it.
-      await until('the socket opens', () => BrowserLikeWebSocket.opened, (opened) => opened > 0);
+      await until(
+        'the socket opens',
+        () => BrowserLikeWebSocket.opened,
+        (opened) => opened > 0,
+      );
       // The socket is live once an edit made now reaches it.
       await until(
         'the socket is live',

@@ -170,21 +170,16 @@ export async function openEventsSocket(
         timeoutMs,
       ),
     waitForClose: (timeoutMs = DEFAULT_TIMEOUT_MS) => until('the close', () => closed, timeoutMs),
-    pauseReading: () => rawSocket(ws).pause(),
-    resumeReading: () => rawSocket(ws).resume(),
+    // `ws`'s own pause, not its TCP socket's: its parser resumes a paused TCP socket whenever it drains a
+    // backlog (under load, a replay still being parsed undid the pause), unless the client is paused itself.
+    pauseReading: () => ws.pause(),
+    resumeReading: () => ws.resume(),
     async close() {
       if (!closed) ws.close(1000);
       await socket.waitForClose();
     },
   };
   return socket;
-}
-
-/** The TCP socket under a `ws` client (`_socket`, not in its typings). */
-function rawSocket(ws: WebSocket): { pause(): void; resume(): void } {
-  const raw = (ws as unknown as { _socket?: { pause(): void; resume(): void } })._socket;
-  if (!raw) throw new Error('events socket: no TCP socket (not open?)');
-  return raw;
 }
 
 /**

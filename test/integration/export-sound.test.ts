@@ -10,9 +10,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { resolveFfmpeg } from '../../src/platform/media/ffmpeg-path.ts';
-import { detectFilterSupport } from '../../workers/export/filter-support.ts';
-import type { ExportPlan, ExportSource, FilterSupport, SoundClip } from '../../workers/export/plan.ts';
-import { soundGraph } from '../../workers/export/sound-graph.ts';
+import { FEATURE_FILTERS, detectFilterSupport } from '../../workers/export/filter-support.ts';
+import {
+  hasOwnSound,
+  type ExportPlan,
+  type ExportSource,
+  type FilterSupport,
+  type SoundClip,
+} from '../../workers/export/plan.ts';
+import { parseLoudnormJson } from '../../workers/export/loudness.ts';
+import { MEASURED_OUT, measureGraph, soundGraph } from '../../workers/export/sound-graph.ts';
 
 const run = promisify(execFile);
 const { ffmpeg } = resolveFfmpeg({
@@ -86,18 +93,41 @@ function plan(sounds: SoundClip[], filters: FilterSupport): ExportPlan {
 
 /**
  * What the colleague's input args do (one input per picture clip, then per sound clip, each trimmed on the
- * input), reduced to audio: the image is a silent lavfi source; then the graph, mapped to a wav.
+ * input), reduced to audio: the image is a silent lavfi source.
  */
-async function mix(binary: string, exportPlan: ExportPlan, output: string): Promise<void> {
-  const inputs = [...exportPlan.picture, ...exportPlan.sounds].flatMap((clip) =>
+function inputs(exportPlan: ExportPlan): string[] {
+  // As the export numbers them (plan.ts): picture clips, sound clips, then each picture clip's own sound again.
+  const ownSound = exportPlan.picture.filter(hasOwnSound);
+  return [...exportPlan.picture, ...exportPlan.sounds, ...ownSound].flatMap((clip) =>
     clip.source.kind === 'image'
       ? ['-f', 'lavfi', '-t', String(clip.durationSec), '-i', 'color=c=black:s=32x32:r=30']
-      : ['-ss', String(clip.trimStartSec), '-t', String(clip.durationSec), '-i', clip.source.path],
+      : [
+          ...['-ss', String(clip.trimStartSec)],
+          ...['-t', String(clip.durationSec * ('speed' in clip ? (clip.speed ?? 1) : 1))],
+          ...['-i', clip.source.path],
+        ],
   );
+}
+
+/**
+ * The export's two passes, reduced to audio: with loudnorm, the measuring pass first (the mix into loudnorm's
+ * JSON), then the graph with that measurement, mapped to a wav.
+ */
+async function mix(binary: string, exportPlan: ExportPlan, output: string): Promise<void> {
+  let measured = exportPlan;
+  if (exportPlan.filters.loudnorm) {
+    const log = await ffmpegRun(binary, [
+      ...inputs(exportPlan),
+      '-filter_complex',
+      measureGraph(exportPlan),
+      ...['-map', `[${MEASURED_OUT}]`, '-f', 'null', '-'],
+    ]);
+    measured = { ...exportPlan, measuredLoudness: parseLoudnormJson(log) };
+  }
   await ffmpegRun(binary, [
-    ...inputs,
+    ...inputs(measured),
     '-filter_complex',
-    soundGraph(exportPlan),
+    soundGraph(measured),
     '-map',
     '[aout]',
     '-t',
@@ -152,6 +182,14 @@ before(async () => {
   // tone 6 dB under it.
   await ffmpegRun(ffmpeg, ['-f', 'lavfi', '-i', 'sine=f=600:r=48000:d=3', file('voice.wav')]);
   await ffmpegRun(ffmpeg, ['-f', 'lavfi', '-i', 'sine=f=150:r=48000:d=3,volume=0.5', file('music.wav')]);
+  // Near-silence: a 600 Hz tone peaking at −59 dBFS, about −60 LUFS.
+  await ffmpegRun(ffmpeg, [
+    '-f',
+    'lavfi',
+    '-i',
+    "aevalsrc='0.0011*sin(2*PI*600*t)':s=48000:d=3",
+    file('hum.wav'),
+  ]);
 });
 
 after(async () => {
@@ -161,8 +199,15 @@ after(async () => {
 for (const build of builds) {
   describe(`export sound graph on the ${build.name}`, () => {
     it('finds loudnorm and sidechaincompress', async () => {
-      const support = await detectFilterSupport(build.path);
-      assert.deepEqual(support, { loudnorm: true, sidechaincompress: true, missing: [] });
+      const { loudnorm, sidechaincompress, missing } = await detectFilterSupport(build.path);
+      assert.deepEqual({ loudnorm, sidechaincompress }, { loudnorm: true, sidechaincompress: true });
+      // Every filter a plain export needs is there; a build may lack only filters of the effects (transitions,
+      // text, motion, speed), which an export using one refuses with unsupported_feature.
+      const effectsOnly = new Set<string>(Object.values(FEATURE_FILTERS).flat());
+      assert.deepEqual(
+        missing.filter((name) => !effectsOnly.has(name)),
+        [],
+      );
     });
 
     for (const loudnorm of [false, true]) {
@@ -219,7 +264,51 @@ for (const build of builds) {
       });
     }
 
-    it('normalises the mix to −14 LUFS with loudnorm', async () => {
+    it('runs speed (atempo stages), fades, cross-fades and ramps, exactly the timeline long', async () => {
+      const out = file(`effects-${builds.indexOf(build)}.wav`);
+      const beep = { ...video, path: file('beep.mp4') };
+      const effects: ExportPlan = {
+        ...plan([], { loudnorm: true, sidechaincompress: true }),
+        picture: [
+          // 2 s of the source in 0.5 s (two atempo=2 stages), the beep at 0.25 s.
+          { source: beep, trimStartSec: 0, durationSec: 0.5, volume: 1, speed: 4 },
+          // 0.625 s of the source (from 0.25 s, before the beep) in 2.5 s (two atempo=0.5 stages), cross-faded
+          // over 0.25 s: the timeline lasts 0.5 + 2.5 − 0.25 = 2.75 s.
+          {
+            source: beep,
+            trimStartSec: 0.25,
+            durationSec: 2.5,
+            volume: 1,
+            speed: 0.25,
+            transitionIn: { type: 'fade', durationSec: 0.25 },
+            fadeOutSec: 0.5,
+          },
+        ],
+        sounds: [
+          {
+            source: tone('voice.wav', 3),
+            track: 'voice',
+            startSec: 1,
+            trimStartSec: 0,
+            durationSec: 1,
+            volume: 1,
+            fadeInSec: 0.2,
+          },
+        ],
+      };
+      await mix(build.path, effects, out);
+      const [beepAt, voiceAt] = await onsets(out);
+      console.log(
+        `${build.name}: sped-up beep at ${beepAt} s (expected 0.25), faded voice from ${voiceAt} s`,
+      );
+      // atempo overlaps windows of 1/24 s: a sharp onset spreads up to half a window early, never late.
+      assert.ok(beepAt! <= 0.25 + 0.002 && beepAt! >= 0.25 - 1 / 48, `beep at ${beepAt}`);
+      // The voice fades in from 1 s: it crosses −40 dB a little later.
+      assert.ok(voiceAt! > 1 && voiceAt! < 1.1, `voice at ${voiceAt}`);
+      assert.equal(await samples(out), 2.75 * 48_000);
+    });
+
+    it('normalises the mix to −14 LUFS in two passes (measure, then one gain)', async () => {
       const out = file(`loud-${builds.indexOf(build)}.wav`);
       const sounds: SoundClip[] = [
         {
@@ -244,6 +333,29 @@ for (const build of builds) {
       console.log(`${build.name}: integrated loudness ${loudness} LUFS`);
       assert.ok(Math.abs(loudness - -14) <= 1, `${loudness} LUFS`);
       assert.equal(await samples(out), TOTAL * 48_000);
+    });
+
+    it('does not raise a near-silent mix (about −60 LUFS stays there)', async () => {
+      const out = file(`hum-${builds.indexOf(build)}.wav`);
+      const hum: SoundClip = {
+        source: tone('hum.wav', 3),
+        track: 'music',
+        startSec: 0,
+        trimStartSec: 0,
+        durationSec: 3,
+        volume: 1,
+      };
+      // A silent picture (an image) under it: the hum is the whole programme.
+      const alone: ExportPlan = {
+        ...plan([hum], { loudnorm: true, sidechaincompress: true }),
+        picture: [{ source: image, trimStartSec: 0, durationSec: TOTAL, volume: 1 }],
+      };
+      const before = await integratedLoudness(file('hum.wav'));
+      await mix(build.path, alone, out);
+      const after = await integratedLoudness(out);
+      console.log(`${build.name}: near-silence ${before} LUFS → ${after} LUFS`);
+      assert.ok(before < -55, `the source is near-silent: ${before}`);
+      assert.ok(Math.abs(after - before) <= 1, `not raised: ${before} → ${after}`);
     });
   });
 }

@@ -320,7 +320,9 @@ describe('JetStream event history', { skip: skipWithoutNats() }, () => {
         [1, 2],
       );
       assert.equal(durable.calls.since, 1);
-      assert.ok(elapsed < readTimeoutMs + 500, `answered after ${elapsed} ms`);
+      // Without the time-out it would never answer (the client reconnects for ever); the slack over it is for a
+      // loaded 2-core machine, where a timer may fire half a second late.
+      assert.ok(elapsed < readTimeoutMs + 1500, `answered after ${elapsed} ms`);
     } finally {
       await connection.close();
       await lonely.stop().catch(() => undefined);

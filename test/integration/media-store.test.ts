@@ -1,7 +1,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -258,6 +258,27 @@ describe('fs media store', () => {
         join('a', 'b', id),
         join('a', 'b', `${id}.meta.json`),
       ]);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('fs media store: local paths', () => {
+  it('lends the path of a stored file, and null for one it does not have', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'mf-media-store-'));
+    try {
+      const store = await createFsMediaStore({ dir: root });
+      const id = newMediaId('wav');
+      const bytes = randomBytes(1000);
+      await store.put(id, bytes, 'audio/wav');
+      const path = await store.localPath!(id);
+      assert.equal(path, join(root, id));
+      assert.ok((await readFile(path!)).equals(bytes));
+      assert.equal(await store.localPath!(newMediaId('wav')), null);
+      assert.equal(await store.localPath!('../etc/passwd'), null, 'only media ids reach the disk');
+      await store.delete(id);
+      assert.equal(await store.localPath!(id), null);
     } finally {
       await rm(root, { recursive: true, force: true });
     }

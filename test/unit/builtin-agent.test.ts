@@ -17,7 +17,9 @@ interface FakeClip {
   video_id: string;
   track: string;
   idx: number;
-  asset_id: string;
+  asset_id: string | null;
+  /** What add_clip, add_text and update_clip set beyond the place (duration_sec, motion, text, ...). */
+  [field: string]: unknown;
 }
 
 interface Call {
@@ -27,7 +29,7 @@ interface Call {
 
 const VIDEO_ID = 'vv_main';
 
-/** A little editor behind the agent tools: a library, one video's four tracks and the project context. */
+/** A little editor behind the agent tools: a library, one video's five tracks and the project context. */
 class FakeEditor implements AgentTools {
   assets: AgentAsset[] = [];
   clips: FakeClip[] = [];
@@ -51,13 +53,19 @@ class FakeEditor implements AgentTools {
 
   addAsset(kind: AgentAsset['kind'], source = 'upload', prompt?: string): AgentAsset {
     const id = `va_${++this.counter}`;
-    const asset = { id, kind, source, url: `https://x.test/media/${id}`, metadata: prompt ? { prompt } : {} };
+    const metadata: Record<string, unknown> = prompt ? { prompt } : {};
+    if (kind !== 'image') metadata.duration_sec = 5;
+    const asset = { id, kind, source, url: `https://x.test/media/${id}`, metadata };
     this.assets.push(asset);
     return asset;
   }
 
   track(track: string): FakeClip[] {
     return this.clips.filter((c) => c.track === track).sort((a, b) => a.idx - b.idx);
+  }
+
+  kindOf(clip: FakeClip): string | undefined {
+    return this.assets.find((a) => a.id === clip.asset_id)?.kind;
   }
 
   /** The video track as scene prompts (or asset ids for ungenerated pictures), in order. */
@@ -70,6 +78,28 @@ class FakeEditor implements AgentTools {
 
   callsOf(name: string): Record<string, unknown>[] {
     return this.calls.filter((c) => c.name === name).map((c) => c.args);
+  }
+
+  /** A new clip at `idx` (the end when absent) of `track`. */
+  private place(
+    track: string,
+    assetId: string | null,
+    idx: unknown,
+    fields: Record<string, unknown>,
+  ): FakeClip {
+    const existing = this.track(track);
+    const at = typeof idx === 'number' ? Math.min(idx, existing.length) : existing.length;
+    for (const clip of existing) if (clip.idx >= at) clip.idx++;
+    const clip: FakeClip = {
+      id: `vc_${++this.counter}`,
+      video_id: VIDEO_ID,
+      track,
+      idx: at,
+      asset_id: assetId,
+      ...fields,
+    };
+    this.clips.push(clip);
+    return clip;
   }
 
   private renumber(track: string): void {
@@ -99,13 +129,15 @@ class FakeEditor implements AgentTools {
             kind: a.kind,
             source: a.source,
             prompt: a.metadata.prompt,
+            duration_sec: a.metadata.duration_sec ?? null,
           })),
         });
       case 'get_timeline': {
         assert.equal(args.video_id, VIDEO_ID, 'get_timeline asks for the turn video');
         const clips = this.clips.filter((c) => c.video_id === VIDEO_ID);
         if (this.timelineShape === 'clips') return ok({ clips });
-        const tracks = Object.fromEntries(['video', 'voice', 'sfx', 'music'].map((t) => [t, this.track(t)]));
+        const names = ['video', 'voice', 'sfx', 'music', 'text'];
+        const tracks = Object.fromEntries(names.map((t) => [t, this.track(t)]));
         return ok({ video_id: VIDEO_ID, tracks });
       }
       case 'generate_video':
@@ -125,28 +157,47 @@ class FakeEditor implements AgentTools {
           this.failNextAddClip = null;
           return { ok: false, error };
         }
-        if (!this.assets.some((a) => a.id === args.asset_id)) return { ok: false, error: 'asset not found' };
-        const track = String(args.track);
-        const existing = this.track(track);
-        const idx = typeof args.idx === 'number' ? Math.min(args.idx, existing.length) : existing.length;
-        for (const clip of existing) if (clip.idx >= idx) clip.idx++;
-        const clip = {
-          id: `vc_${++this.counter}`,
-          video_id: VIDEO_ID,
-          track,
-          idx,
-          asset_id: String(args.asset_id),
-        };
-        this.clips.push(clip);
-        return ok({ clip });
+        const asset = this.assets.find((a) => a.id === args.asset_id);
+        if (!asset) return { ok: false, error: 'asset not found' };
+        const { track: _track, asset_id: _asset, idx: _idx, ...fields } = args;
+        const duration = asset.kind === 'image' ? { duration_sec: 5 } : {};
+        return ok({
+          clip: this.place(String(args.track), String(args.asset_id), args.idx, { ...duration, ...fields }),
+        });
+      }
+      case 'add_text': {
+        const start = args.start_sec ?? null;
+        return ok({
+          clip: this.place('text', null, undefined, { duration_sec: 3, ...args, start_sec: start }),
+        });
       }
       case 'update_clip': {
         const clip = this.clips.find((c) => c.id === args.clip_id);
         if (!clip) return { ok: false, error: 'clip not found' };
-        const others = this.track(clip.track).filter((c) => c !== clip);
-        others.splice(Number(args.idx), 0, clip);
-        others.forEach((c, idx) => (c.idx = idx));
+        const { clip_id: _id, idx, ...fields } = args;
+        const kind = this.kindOf(clip);
+        if (fields.motion !== undefined && kind !== 'image')
+          return { ok: false, error: `motion does not apply to ${kind} clips` };
+        if (fields.speed !== undefined && kind !== 'video')
+          return { ok: false, error: `speed does not apply to ${kind} clips` };
+        Object.assign(clip, fields);
+        if (typeof idx === 'number') {
+          const others = this.track(clip.track).filter((c) => c !== clip);
+          others.splice(idx, 0, clip);
+          others.forEach((c, i) => (c.idx = i));
+        }
         return ok({ clip });
+      }
+      case 'set_transition': {
+        const transition =
+          args.type === 'none' ? null : { type: args.type, duration_sec: args.duration_sec ?? 1 };
+        const targets =
+          args.clip_id === 'all'
+            ? this.track('video').slice(1)
+            : this.clips.filter((c) => c.id === args.clip_id);
+        if (targets.length === 0) return { ok: false, error: 'clip not found' };
+        for (const clip of targets) clip.transition_in = transition;
+        return ok({ clips: targets });
       }
       case 'remove_clip': {
         const clip = this.clips.find((c) => c.id === args.clip_id);
@@ -535,13 +586,25 @@ describe('builtin director: everything else', () => {
 
   it('says it cannot do what it does not understand, and lists what it can (export included)', async () => {
     const editor = new FakeEditor();
-    const reply = await turn(editor, 'add a title "The End"');
+    const reply = await turn(editor, 'make the colours warmer');
     assert.deepEqual(editor.calls, []);
     assert.match(
       reply,
       /^I can't do that myself \(or I didn't understand it\)\. I'm the built-in director\./,
     );
-    for (const phrase of ['continue', 'remove clip 2', 'make it 16:9', 'export it'])
+    for (const phrase of [
+      'continue',
+      'remove clip 2',
+      'make it 16:9',
+      'export it',
+      'add a title Lighthouse at dawn',
+      'add a caption Low tide at 5 seconds',
+      'crossfade between the scenes',
+      'fade to black between scenes',
+      'slow zoom on the images',
+      'play clip 2 at half speed',
+      'fade out the music at the end',
+    ])
       assert.ok(reply.includes(`"${phrase}"`), phrase);
     const help = await turn(editor, 'help');
     assert.match(help, /^I'm the built-in director\./);
@@ -557,6 +620,150 @@ describe('builtin director: everything else', () => {
       clip: 2,
       to: { kind: 'end' },
     });
+  });
+});
+
+describe('builtin director: the look of the video', () => {
+  /** The three lighthouse scenes with an uploaded image as scene 2 (4 clips: video, image, video, video). */
+  async function withImageScene(): Promise<{ editor: FakeEditor; image: AgentAsset }> {
+    const editor = await withThreeScenes();
+    const image = editor.addAsset('image');
+    await turn(editor, 'add the image as scene 2', [image]);
+    assert.equal(editor.track('video')[1]!.asset_id, image.id);
+    return { editor, image };
+  }
+
+  it('"add a title <text>" puts a title at 0 s; "add a caption <text> at <n> seconds" a caption there', async () => {
+    const editor = new FakeEditor();
+    const title = await turn(editor, 'add a title Lighthouse at Dawn');
+    assert.deepEqual(editor.callsOf('add_text'), [
+      { text: 'Lighthouse at Dawn', style: 'title', start_sec: 0 },
+    ]);
+    assert.equal(
+      title,
+      'Added the title "Lighthouse at Dawn" at 0 s, for 3 s. What would you like to change next?',
+    );
+    const caption = await turn(editor, 'add a caption "Low tide" at 5 seconds for 4 seconds');
+    assert.deepEqual(editor.callsOf('add_text'), [
+      { text: 'Low tide', style: 'caption', start_sec: 5, duration_sec: 4 },
+    ]);
+    assert.match(caption, /^Added the caption "Low tide" at 5 s, for 4 s\./);
+    const next = await turn(editor, 'add a caption The end');
+    assert.deepEqual(editor.callsOf('add_text'), [{ text: 'The end', style: 'caption' }]);
+    assert.match(next, /right after the previous text/);
+    const empty = await turn(editor, 'add a title');
+    assert.deepEqual(editor.calls, []);
+    assert.match(empty, /What should the title say\?$/);
+  });
+
+  it('"crossfade between the scenes" sets a 1 s fade on every cut; "fade to black between scenes" a fadeblack', async () => {
+    const { editor } = await withImageScene();
+    const reply = await turn(editor, 'crossfade between the scenes');
+    assert.deepEqual(editor.callsOf('set_transition'), [{ clip_id: 'all', type: 'fade', duration_sec: 1 }]);
+    assert.equal(
+      reply,
+      'Added a 1 s crossfade on every cut (3); each transition overlaps two clips, so the video is 3 s shorter. What would you like to change next?',
+    );
+    assert.deepEqual(
+      editor.track('video').map((clip) => clip.transition_in ?? null),
+      [null, ...Array(3).fill({ type: 'fade', duration_sec: 1 })],
+    );
+    await turn(editor, 'fade to black between scenes');
+    assert.deepEqual(editor.callsOf('set_transition'), [
+      { clip_id: 'all', type: 'fadeblack', duration_sec: 1 },
+    ]);
+    await turn(editor, 'a 1.5 second dissolve into clip 3');
+    const third = editor.track('video')[2]!.id;
+    assert.deepEqual(editor.callsOf('set_transition'), [{ clip_id: third, type: 'fade', duration_sec: 1.5 }]);
+    const removed = await turn(editor, 'no transitions');
+    assert.deepEqual(editor.callsOf('set_transition'), [{ clip_id: 'all', type: 'none' }]);
+    assert.match(removed, /^Removed the transitions: every cut is a hard cut again\./);
+  });
+
+  it('shortens a transition to half of the shortest clip it joins, and says so', async () => {
+    const { editor } = await withImageScene();
+    editor.track('video')[1]!.duration_sec = 1.5; // the image shows for 1.5 s
+    const reply = await turn(editor, 'a 2 second crossfade between the scenes');
+    assert.deepEqual(editor.callsOf('set_transition'), [{ clip_id: 'all', type: 'fade', duration_sec: 0.7 }]);
+    assert.match(reply, /2 s would not fit the shortest clip, so I made it 0\.7 s/);
+  });
+
+  it('answers that there is no cut on a track of one clip, calling no edit', async () => {
+    const editor = new FakeEditor();
+    editor.clips.push({
+      id: 'vc_only',
+      video_id: VIDEO_ID,
+      track: 'video',
+      idx: 0,
+      asset_id: editor.addAsset('video').id,
+    });
+    const reply = await turn(editor, 'crossfade between the scenes');
+    assert.deepEqual(editor.callsOf('set_transition'), []);
+    assert.match(reply, /^There is no cut yet: the video track has 1 clip\./);
+  });
+
+  it('"slow zoom on the images" zooms every image and only images; a video clip named is answered', async () => {
+    const { editor, image } = await withImageScene();
+    const reply = await turn(editor, 'slow zoom on the images');
+    const imageClip = editor.track('video').find((clip) => clip.asset_id === image.id)!;
+    assert.deepEqual(editor.callsOf('update_clip'), [{ clip_id: imageClip.id, motion: 'zoom_in' }]);
+    assert.equal(reply, 'Added a slow zoom in to the image (clip 2). What would you like to change next?');
+    const onVideo = await turn(editor, 'zoom in on clip 1');
+    assert.deepEqual(editor.callsOf('update_clip'), []);
+    assert.match(onVideo, /^Clip 1 is a video: zoom and pan move still images only\./);
+    const none = await turn(new FakeEditor(), 'slow zoom on the images');
+    assert.match(none, /^There are no images on the video track/);
+  });
+
+  it('"play clip <n> at half speed" sets the speed of a video clip, and explains an image has none', async () => {
+    const { editor } = await withImageScene();
+    const reply = await turn(editor, 'play clip 1 at half speed');
+    assert.deepEqual(editor.callsOf('update_clip'), [{ clip_id: editor.track('video')[0]!.id, speed: 0.5 }]);
+    assert.equal(
+      reply,
+      'Clip 1 now plays at half speed, so it now lasts 10 s. What would you like to change next?',
+    );
+    const image = await turn(editor, 'play clip 2 at double speed');
+    assert.deepEqual(editor.callsOf('update_clip'), []);
+    assert.match(image, /^Clip 2 is an image: it has no speed/);
+    const missing = await turn(editor, 'play clip 9 at half speed');
+    assert.match(missing, /^There is no clip 9 — the video track has 4 clips\./);
+  });
+
+  it('"fade out the music at the end" fades the last music clip out over 2 s, and says when there is no music', async () => {
+    const editor = await withThreeScenes();
+    const none = await turn(editor, 'fade out the music at the end');
+    assert.deepEqual(editor.callsOf('update_clip'), []);
+    assert.match(none, /^There is no music on the timeline yet/);
+    const song = editor.addAsset('audio');
+    await turn(editor, `use ${song.id} as music`);
+    const reply = await turn(editor, 'fade out the music at the end');
+    const music = editor.track('music')[0]!;
+    assert.deepEqual(editor.callsOf('update_clip'), [{ clip_id: music.id, fade_out_sec: 2 }]);
+    assert.equal(reply, 'The music now fades out over its last 2 s. What would you like to change next?');
+    await turn(editor, 'fade in the music over 3 seconds');
+    assert.deepEqual(editor.callsOf('update_clip'), [{ clip_id: music.id, fade_in_sec: 3 }]);
+  });
+
+  it('"export a preview" exports at the preview quality', async () => {
+    const editor = await withThreeScenes();
+    const reply = await turn(editor, 'export a preview');
+    assert.deepEqual(editor.calls, [{ name: 'export_video', args: { quality: 'preview' } }]);
+    assert.match(reply, /^Here is a preview of your video \(360p\) \(15 s, 3 clips\): /);
+  });
+
+  it('passes a refusal of the runtime on in its own words', async () => {
+    const { editor } = await withImageScene();
+    const original = editor.call.bind(editor);
+    editor.call = (name, args) =>
+      name === 'set_transition'
+        ? Promise.resolve({ ok: false, error: 'transition_in is longer than half of a clip it joins' })
+        : original(name, args);
+    const reply = await turn(editor, 'crossfade between the scenes');
+    assert.equal(
+      reply,
+      "I couldn't add the crossfade: transition_in is longer than half of a clip it joins. What would you like to change next?",
+    );
   });
 });
 
@@ -612,7 +819,7 @@ describe('builtin director: reading contexts and tool results', () => {
     assert.deepEqual(readVideoTrackResult('nonsense', 'vv_1'), []);
     assert.deepEqual(
       readLibraryResult([{ id: 'va_1', kind: 'video', source: 'agent_generate', metadata: { prompt: 'p' } }]),
-      [{ id: 'va_1', kind: 'video', source: 'agent_generate', prompt: 'p' }],
+      [{ id: 'va_1', kind: 'video', source: 'agent_generate', prompt: 'p', duration_sec: null }],
     );
     assert.equal(readGeneratedAssetId({ asset: { id: 'va_9' }, job_id: 'j', credits: 1 }), 'va_9');
     assert.equal(readGeneratedAssetId({}), null);

@@ -7,6 +7,7 @@ import {
   clipNumberProblem,
   timelineChangeAllowed,
   timelineEndSec,
+  timelinePlacements,
   timelineTooLongMessage,
   type ClipSource,
   type TimelineClip,
@@ -43,8 +44,8 @@ function clip(track: Track, asset_id: string, fields: Partial<TimelineClip> = {}
 }
 
 describe('clip numbers', () => {
-  it('bounds duration_sec by track: 600 on video, 3600 on voice, sfx and music', () => {
-    assert.deepEqual(CLIP_DURATION_MAX_SEC, { video: 600, voice: 3600, sfx: 3600, music: 3600 });
+  it('bounds duration_sec by track: 600 on video, 3600 on voice, sfx and music, 60 on text', () => {
+    assert.deepEqual(CLIP_DURATION_MAX_SEC, { video: 600, voice: 3600, sfx: 3600, music: 3600, text: 60 });
     for (const track of TRACKS) {
       const max: number = CLIP_DURATION_MAX_SEC[track];
       assert.equal(clipNumberProblem(track, { duration_sec: max }), null, `${track} at its bound`);
@@ -184,6 +185,34 @@ describe('timeline length', () => {
     assert.equal(timelineEndSec([], sourceOf), 0);
   });
 
+  it('places each clip: the video track overlapped by its transitions, audio and text at their starts', () => {
+    const first = clip('video', 'img', { duration_sec: 4, transition_in: { type: 'fade', duration_sec: 1 } });
+    const second = clip('video', 'vid10', { transition_in: { type: 'wipeleft', duration_sec: 1.5 } });
+    const third = clip('video', 'img', { duration_sec: 2 });
+    const voice = clip('voice', 'snd4', { start_sec: 3 });
+    const voiceAfter = clip('voice', 'snd4', { duration_sec: 1 });
+    const title = { ...clip('text', 'img'), asset_id: null, duration_sec: 2.5 };
+    const caption = { ...clip('text', 'img'), asset_id: null };
+    const silentPicture = clip('music', 'img');
+    const placed = timelinePlacements(
+      [first, second, third, voice, voiceAfter, title, caption, silentPicture],
+      sourceOf,
+    );
+    const at = (one: TimelineClip) => {
+      const found = placed.find((p) => p.clip === one);
+      return found && [found.startSec, found.sec, found.overlapSec];
+    };
+    assert.deepEqual(at(first), [0, 4, 0], 'the first clip fades in from black and overlaps nothing');
+    assert.deepEqual(at(second), [2.5, 10, 1.5]);
+    assert.deepEqual(at(third), [12.5, 2, 0]);
+    assert.deepEqual(at(voice), [3, 4, 0]);
+    assert.deepEqual(at(voiceAfter), [7, 1, 0]);
+    assert.deepEqual(at(title), [0, 2.5, 0]);
+    assert.deepEqual(at(caption), [2.5, 3, 0], 'after the previous text clip, 3 s by default');
+    assert.equal(at(silentPicture), undefined, 'a picture on an audio track plays nothing');
+    assert.equal(timelineEndSec([first, second, third, voice, voiceAfter, title, caption], sourceOf), 14.5);
+  });
+
   it('allows any change up to the bound, and a timeline past it only to shrink or stay', () => {
     assert.equal(timelineChangeAllowed(0, 60, 60), true);
     assert.equal(timelineChangeAllowed(0, 0.1 + 0.2 + 59.7, 60), true, 'rounding noise is not a second');
@@ -226,7 +255,8 @@ describe('timeline length', () => {
       const clips: ClipRecord[] = [];
       const count = 1 + Math.floor(random() * 8);
       for (let i = 0; i < count; i++) {
-        const track = i === 0 ? 'video' : pick(TRACKS);
+        // Text clips are drawn, not played: the plan's pictures and sounds do not hold them.
+        const track = i === 0 ? 'video' : pick(TRACKS.filter((one) => one !== 'text'));
         const asset = track === 'video' ? pick(['img', 'vid10']) : pick(['vid10', 'snd4']);
         const length = asset === 'snd4' ? 4 : 10;
         clips.push({

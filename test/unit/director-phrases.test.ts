@@ -132,16 +132,25 @@ describe('director phrases: export', () => {
       'EXPORT THE VIDEO',
       'export',
     ])
-      assert.deepEqual(parseDirectorIntent(text), { kind: 'export', fit: null }, text);
+      assert.deepEqual(parseDirectorIntent(text), { kind: 'export', fit: null, quality: null }, text);
   });
 
   it('reads fill (cropping) and fit (letterboxing)', () => {
-    assert.deepEqual(parseDirectorIntent('export it cropped'), { kind: 'export', fit: 'fill' });
+    assert.deepEqual(parseDirectorIntent('export it cropped'), {
+      kind: 'export',
+      fit: 'fill',
+      quality: null,
+    });
     assert.deepEqual(parseDirectorIntent('export the video to fill the frame'), {
       kind: 'export',
       fit: 'fill',
+      quality: null,
     });
-    assert.deepEqual(parseDirectorIntent('export it letterboxed'), { kind: 'export', fit: 'fit' });
+    assert.deepEqual(parseDirectorIntent('export it letterboxed'), {
+      kind: 'export',
+      fit: 'fit',
+      quality: null,
+    });
   });
 
   it('a negated export does not export', () => {
@@ -154,7 +163,7 @@ describe('director phrases: help', () => {
   it('tells asking what it can do from asking what it cannot', () => {
     assert.deepEqual(parseDirectorIntent('help'), { kind: 'help', asked: true });
     assert.deepEqual(parseDirectorIntent('What can you do?'), { kind: 'help', asked: true });
-    assert.deepEqual(parseDirectorIntent('add a title "The End"'), { kind: 'help', asked: false });
-    assert.deepEqual(parseDirectorIntent('crossfade between the scenes'), { kind: 'help', asked: false });
+    assert.deepEqual(parseDirectorIntent('make the colours warmer'), { kind: 'help', asked: false });
+    assert.deepEqual(parseDirectorIntent('add a voice-over'), { kind: 'help', asked: false });
   });
 });

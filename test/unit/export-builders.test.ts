@@ -6,6 +6,7 @@ import { inputArgs } from '../../workers/export/input-args.ts';
 import { outputSize } from '../../workers/export/output-size.ts';
 import { parseProgress, ProgressParser } from '../../workers/ffmpeg/progress.ts';
 import { placementFilters } from '../../workers/export/placement.ts';
+import { pictureSoundInput } from '../../workers/export/plan.ts';
 import { soundGraph } from '../../workers/export/sound-graph.ts';
 import {
   type ExportPlan,
@@ -74,7 +75,7 @@ describe('export builders', () => {
     const args = inputArgs(plan([clip(image, 2), clip(video, 4, 1.5)], 'fit', [sound]));
     assert.equal(args.at(-2), '-i', 'no options after the last -i');
     const all = inputsOf(args);
-    assert.equal(all.length, 3);
+    assert.equal(all.length, 4);
     for (const args of all) {
       assert.equal(optionOf(args, '-protocol_whitelist'), 'file,pipe');
       assert.ok(args.indexOf('-f') < args.indexOf('-i'), 'the demuxer is an input option');
@@ -85,8 +86,13 @@ describe('export builders', () => {
         ['png_pipe', 'file:/staged/still.png'],
         ['mov', 'file:/staged/clip.mp4'],
         ['mp3', 'file:/staged/voice.mp3'],
+        ['mov', 'file:/staged/clip.mp4'],
       ],
     );
+    // The video clip's own sound: its file again, without video, the same window (plan.ts pictureSoundInput).
+    const p = plan([clip(image, 2), clip(video, 4, 1.5)], 'fit', [sound]);
+    assert.deepEqual([pictureSoundInput(p, 0), pictureSoundInput(p, 1)], [undefined, 3]);
+    assert.deepEqual(all[3]!.slice(2, 7), ['-vn', '-ss', '1.5', '-t', '4']);
   });
 
   it('reads an image as its one frame (no loop, no length) and seeks a video or sound to its trim', () => {
@@ -170,33 +176,30 @@ describe('export builders', () => {
     assert.throws(() => pictureGraph(plan([])), RangeError);
   });
 
-  it('joins each clip’s frames and its own sound in one concat when the track has sound', () => {
-    // The tiny image has no frame: neither its picture nor its sound is a segment.
+  it('makes the picture alone, into [vout]; the sound graph reads each clip’s own sound from its input', () => {
     const p = plan([clip(video, 1), clip(image, 0.01), clip(video, 1.01)]);
-    assert.deepEqual(clipFrames(p), [30, 0, 31]);
-    const joined = pictureGraph(p, true);
-    assert.match(joined, /;\[vclip0\]\[pic0\]\[vclip2\]\[pic2\]concat=n=2:v=1:a=1\[vout\]\[picture\]$/);
-    const sound = soundGraph(p, 'with-picture');
-    // Segments as long as their frames (30 and 31 frames at 1600 samples each), and no concat of their own.
-    assert.match(sound, /\[0:a:0\][^;]*atrim=end_sample=48000,apad=whole_len=48000\[pic0\]/);
-    assert.match(sound, /\[2:a:0\][^;]*atrim=end_sample=49600,apad=whole_len=49600\[pic2\]/);
-    assert.doesNotMatch(sound, /\[pic1\]|concat/);
-    assert.match(sound, /\[picture\]/);
+    const picture = pictureGraph(p);
+    assert.doesNotMatch(picture, /:a\]|a=1|\[picture\]|\[pic\d/);
+    assert.match(picture, /\[vout\]$/);
+    const sound = soundGraph(p);
+    // Clips 0 and 2 have sound: their files are opened again for it, after the picture's three inputs.
+    assert.match(sound, /\[3:a:0\][^;]*\[pic0\]/);
+    assert.match(sound, /\[4:a:0\][^;]*\[pic2\]/);
+    assert.doesNotMatch(sound, /\[[012]:a|\[pic1\]|\[picture\]/);
     const args = exportCommand(p);
-    assert.equal(args[args.indexOf('-filter_complex') + 1], `${joined};${sound}`);
-    // A track without sound keeps the picture-only concat, and the sound graph has no picture bus.
-    const silent = plan([clip(image, 1), clip(image, 2)]);
-    assert.equal(pictureGraph(silent, true), pictureGraph(silent));
-    assert.doesNotMatch(soundGraph(silent, 'with-picture'), /picture|pic0/);
+    assert.equal(args[args.indexOf('-filter_complex') + 1], `${picture};${soundGraph(p)}`);
   });
 
   it('builds the argv in order: globals, inputs, graph, maps, encoders, length, output', () => {
     const p = plan([clip(image, 1.5), clip(video, 2, 0.5)]);
     const sound = 'anullsrc=r=48000:cl=stereo,atrim=0:3.5[aout]';
     const args = exportCommand(p, sound);
-    assert.deepEqual(args.slice(0, 6), ['-hide_banner', '-nostdin', '-y', '-nostats', '-progress', 'pipe:1']);
+    assert.deepEqual(args.slice(0, 8), [
+      ...['-hide_banner', '-nostdin', '-y', '-nostats', '-progress', 'pipe:1'],
+      ...['-filter_complex_threads', '1'],
+    ]);
     const graphAt = args.indexOf('-filter_complex');
-    assert.deepEqual(args.slice(6, graphAt), inputArgs(p));
+    assert.deepEqual(args.slice(8, graphAt), inputArgs(p));
     assert.equal(args[graphAt + 1], `${pictureGraph(p)};${sound}`);
     assert.deepEqual(args.slice(graphAt + 2, graphAt + 6), ['-map', '[vout]', '-map', '[aout]']);
     const tail = args.slice(graphAt + 6).join(' ');
@@ -207,7 +210,7 @@ describe('export builders', () => {
       tail,
     );
     assert.ok(tail.endsWith('-t 3.5 -f mp4 file:/out/export.mp4'), tail);
-    assert.equal(args.filter((a) => a === '-i').length, 2);
+    assert.equal(args.filter((a) => a === '-i').length, 3, 'the image, the video, and the video’s sound');
   });
 
   it('reads -progress blocks into a growing fraction, done at progress=end', () => {

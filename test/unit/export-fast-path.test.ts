@@ -173,7 +173,8 @@ describe('export fast path', () => {
       ],
     );
 
-    // Step 2: the re-encode path's inputs and numbering (two picture clips, one sound), then the copy.
+    // Step 2: the re-encode path's inputs and numbering (two picture clips, one sound, the clips' own sound),
+    // then the copy.
     const all = inputsOf(args);
     assert.deepEqual(
       all.map((input) => [optionOf(input, '-f'), optionOf(input, '-i')]),
@@ -181,6 +182,8 @@ describe('export fast path', () => {
         ['mov', 'file:/staged/a.mp4'],
         ['mov', 'file:/staged/b.mp4'],
         ['mp3', 'file:/staged/voice.mp3'],
+        ['mov', 'file:/staged/a.mp4'],
+        ['mov', 'file:/staged/b.mp4'],
         ['mov', 'file:/tmp/x/video.mp4'],
       ],
     );
@@ -191,7 +194,7 @@ describe('export fast path', () => {
       '-filter_complex',
       soundGraph(p),
       '-map',
-      '3:v:0',
+      '5:v:0',
       '-map',
       '[aout]',
     ]);

@@ -223,4 +223,112 @@ describe('exportPlan', () => {
     });
     assert.deepEqual(other, { error: 'no_video_clips' });
   });
+
+  it('maps speed, motion, transitions and fades onto the picture, at speed s reading s× the source', () => {
+    const result = plan([
+      clip({ track: 'video', idx: 0, asset_id: 'img', duration_sec: 4, motion: 'zoom_in' }),
+      clip({
+        track: 'video',
+        idx: 1,
+        asset_id: 'vid',
+        trim_start_sec: 2,
+        speed: 2,
+        transition_in: { type: 'fadeblack', duration_sec: 1 },
+        fade_in_sec: 0.5,
+      }),
+      clip({ track: 'video', idx: 2, asset_id: 'vid', duration_sec: 3, speed: 0.5, motion: 'none' }),
+      clip({ track: 'music', idx: 0, asset_id: 'snd', fade_out_sec: 1.5 }),
+    ]);
+    const [still, fast, slow] = result.plan.picture;
+    assert.deepEqual(
+      { motion: still!.motion, speed: still!.speed, transition: still!.transitionIn },
+      { motion: 'zoom_in', speed: undefined, transition: undefined },
+    );
+    // 8 s of source left after the trim, at speed 2: 4 s of timeline.
+    assert.deepEqual([fast!.trimStartSec, fast!.durationSec, fast!.speed], [2, 4, 2]);
+    assert.deepEqual(fast!.transitionIn, { type: 'fadeblack', durationSec: 1 });
+    assert.equal(fast!.fadeInSec, 0.5);
+    assert.equal(fast!.motion, undefined, 'motion is for images');
+    assert.deepEqual([slow!.durationSec, slow!.speed], [3, 0.5]);
+    assert.equal(result.plan.sounds[0]!.fadeOutSec, 1.5);
+    assert.equal(result.plan.texts, undefined);
+  });
+
+  it('keeps a transition within half of each clip it joins once a clip between them is left out', () => {
+    const result = plan([
+      clip({ track: 'video', idx: 0, asset_id: 'img', duration_sec: 1 }),
+      clip({ track: 'video', idx: 1, asset_id: 'missing', duration_sec: 6 }),
+      clip({
+        track: 'video',
+        idx: 2,
+        asset_id: 'img',
+        duration_sec: 6,
+        transition_in: { type: 'fade', duration_sec: 2 },
+      }),
+    ]);
+    assert.deepEqual(result.plan.picture[1]!.transitionIn, { type: 'fade', durationSec: 0.5 });
+  });
+
+  it('resolves text clips: style defaults, white, 3 s, after the previous text clip, fades cut to half', () => {
+    // A text clip as the text track stores it: no asset (the record type here predates the track).
+    const text = (fields: Record<string, unknown>) =>
+      ({
+        ...clip({ track: 'video', idx: 0, asset_id: 'x' }),
+        track: 'text',
+        asset_id: null,
+        ...fields,
+      }) as unknown as ClipRecord;
+    const result = plan([
+      clip({ track: 'video', idx: 0, asset_id: 'vid' }),
+      text({ idx: 1, text: 'Second', style: 'lower_third', start_sec: null, duration_sec: 0.5 }),
+      text({ idx: 0, text: 'Title', style: 'title', start_sec: 1, position: null, background: null }),
+      text({
+        idx: 2,
+        text: 'Third',
+        style: 'caption',
+        position: 'top',
+        color: '#00FF00',
+        fade_in_sec: 0,
+        fade_out_sec: 1,
+      }),
+      text({ idx: 3, text: '   ', style: 'caption' }),
+    ]);
+    assert.deepEqual(result.plan.texts, [
+      {
+        text: 'Title',
+        style: 'title',
+        position: 'center',
+        color: '#FFFFFF',
+        background: 'none',
+        startSec: 1,
+        durationSec: 3,
+        fadeInSec: 0.3,
+        fadeOutSec: 0.3,
+      },
+      {
+        text: 'Second',
+        style: 'lower_third',
+        position: 'bottom',
+        color: '#FFFFFF',
+        background: 'box',
+        startSec: 4,
+        durationSec: 0.5,
+        fadeInSec: 0.25,
+        fadeOutSec: 0.25,
+      },
+      {
+        text: 'Third',
+        style: 'caption',
+        position: 'top',
+        color: '#00FF00',
+        background: 'box',
+        startSec: 4.5,
+        durationSec: 3,
+        fadeInSec: 0,
+        fadeOutSec: 1,
+      },
+    ]);
+    assert.equal(result.videoClipCount, 1);
+    assert.equal(result.audioOverlayCount, 0, 'text clips are not sound');
+  });
 });

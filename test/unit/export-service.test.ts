@@ -1,4 +1,7 @@
 import { describe, it } from 'node:test';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import { createInProcessEventBus } from '../../actors/runtime/event-bus.ts';
@@ -7,6 +10,7 @@ import { AppError } from '../../src/platform/core/errors.ts';
 import type { AssetRecord, AssetsRepository } from '../../actors/ports/assets-repository.ts';
 import type {
   ExportChildren,
+  ExportPlan,
   ExportPool,
   ExportRunOptions,
   ExportSource,
@@ -17,6 +21,7 @@ import type { MediaStore } from '../../src/platform/storage/media-store.ts';
 import type { ProjectRecord } from '../../actors/ports/projects-repository.ts';
 import type { EventBus } from '../../src/platform/core/event-bus.ts';
 import { createExportService } from '../../src/export/export-service.ts';
+import type { UnsupportedFeature } from '../../workers/export/filter-support.ts';
 import { createExportQueue, type ExportQueue } from '../../src/export/export-queue.ts';
 
 // The export use case against fakes of its ports: the order of its answers, how a run's end becomes an error
@@ -88,6 +93,11 @@ function harness(
     slots?: number;
     ratePerMinute?: number;
     timeoutMs?: number;
+    unsupported?: (plan: ExportPlan) => UnsupportedFeature[];
+    /** Where the fake workspace's output goes (default `/w/output.mp4`, never written). */
+    outputPath?: string;
+    /** Sees each plan the pool is given. */
+    onPlan?: (plan: ExportPlan) => Promise<void>;
   } = {},
 ): Harness {
   const state: Harness = {
@@ -143,7 +153,7 @@ function harness(
   } as unknown as ProjectCommands;
   const workspaces: ExportWorkspaces = {
     open: async () => ({
-      outputPath: '/w/output.mp4',
+      outputPath: options.outputPath ?? '/w/output.mp4',
       stage: async () => {
         await options.stageGate;
         if (options.stageFails) throw options.stageFails;
@@ -159,8 +169,9 @@ function harness(
     removeLeftovers: async () => undefined,
   };
   const pool: ExportPool = {
-    run: async (_plan, runOptions) => {
+    run: async (plan, runOptions) => {
       state.runs++;
+      await options.onPlan?.(plan);
       return (options.render ?? (async () => ({ ok: true }) as RunResult))(runOptions);
     },
     close: async () => undefined,
@@ -177,7 +188,9 @@ function harness(
     workspaces,
     children,
     filters: () => ({ loudnorm: true, sidechaincompress: true }),
-    outputSize: () => ({ width: 1280, height: 720 }),
+    unsupported: options.unsupported ?? (() => []),
+    outputSize: (_ratio, quality) =>
+      quality === 'preview' ? { width: 640, height: 360 } : { width: 1280, height: 720 },
     mediaUrl: (id) => `http://x/media/${id}`,
     timeoutMs: options.timeoutMs ?? 60_000,
     ratePerMinute: options.ratePerMinute ?? 100,
@@ -267,6 +280,53 @@ describe('export service', () => {
     const fresh = await exportOf(h);
     assert.notEqual(fresh.asset_id, first.asset_id);
     assert.equal(h.runs, 4);
+  });
+
+  it('keeps previews and finals apart: each stored export is reused only for its own quality', async () => {
+    const h = harness();
+    const final = await exportOf(h);
+    const preview = await h.service.export('usr_1', project(), project().videos[0]!, { quality: 'preview' });
+    assert.notEqual(preview.asset_id, final.asset_id);
+    assert.equal(h.runs, 2);
+    const previewAsset = h.assets.find((asset) => asset.id === preview.asset_id)!;
+    assert.equal(previewAsset.metadata.quality, 'preview');
+    assert.deepEqual([previewAsset.metadata.width, previewAsset.metadata.height], [640, 360]);
+    assert.equal(h.assets.find((asset) => asset.id === final.asset_id)!.metadata.quality, 'final');
+    const again = await h.service.export('usr_1', project(), project().videos[0]!, { quality: 'preview' });
+    assert.equal(again.asset_id, preview.asset_id);
+    assert.deepEqual(await exportOf(h), final);
+    assert.equal(h.runs, 2);
+  });
+
+  it('writes each line of a text clip to its own file beside the output before rendering', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'export-service-text-'));
+    try {
+      const seen: string[] = [];
+      const h = harness({
+        outputPath: join(dir, 'output.mp4'),
+        onPlan: async (plan) => {
+          assert.equal(plan.texts?.[0]?.text, "Hello, 'world'");
+          seen.push(...(await readdir(dir)));
+          seen.push(await readFile(join(dir, 'output.mp4.text0-0.txt'), 'utf8'));
+        },
+      });
+      const p = project();
+      // A text clip as the text track stores it: no asset (the record type here predates the track).
+      const text = { ...p.clips[0]!, id: 'vc_t', track: 'text', asset_id: null, text: "Hello, 'world'" };
+      p.clips.push(text as unknown as ProjectRecord['clips'][number]);
+      await h.service.export('usr_1', p, p.videos[0]!, {});
+      assert.deepEqual(seen, ['output.mp4.text0-0.txt', "Hello, 'world'"]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('answers 422 unsupported_feature naming the filter and the effect, and renders nothing', async () => {
+    const h = harness({ unsupported: () => [{ feature: 'transitions', filter: 'xfade' }] });
+    const error = await rejectsWith(exportOf(h), 422, 'unsupported_feature');
+    assert.match(String(error.details.message), /xfade filter, which transitions need/);
+    assert.equal(h.runs, 0);
+    assert.ok(h.events.some((e) => e.event === 'export.failed' && e.data.error === 'unsupported_feature'));
   });
 
   it('times out as export_timeout while waiting for a worker, and as ffmpeg_timeout once ffmpeg runs', async () => {

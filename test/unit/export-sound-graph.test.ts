@@ -8,7 +8,17 @@ import type {
   PictureClip,
   SoundClip,
 } from '../../workers/export/plan.ts';
-import { soundGraph } from '../../workers/export/sound-graph.ts';
+import { inputArgs } from '../../workers/export/input-args.ts';
+import { parseLoudnormJson } from '../../workers/export/loudness.ts';
+import { measureCommand, needsMeasuring } from '../../workers/export/measure-command.ts';
+import {
+  measureGraph,
+  programmeHasSound,
+  soundGraph,
+  tempoFilters,
+} from '../../workers/export/sound-graph.ts';
+import type { MeasuredLoudness } from '../../workers/export/work-order.ts';
+import { inputsOf, optionOf } from '../helpers/ffmpeg-run.ts';
 
 const stereo = { codec: 'aac', sampleRate: 44_100, channels: 2 };
 const videoWithAudio: ExportSource = {
@@ -78,32 +88,60 @@ function assertWellFormed(graph: string): void {
   assert.ok(graph.endsWith('[aout]'));
 }
 
-describe('soundGraph', () => {
-  it('places each picture clip’s audio by concatenating exact-length segments', () => {
-    const graph = soundGraph(plan([clip(videoWithAudio, 2, 0.5), clip(videoWithAudio, 1.5)], [], all));
+/** The `afade`s of a chain, as `<in|out>:<start sample>:<samples>:<curve>`. */
+function fades(chain: string): string[] {
+  return [...chain.matchAll(/afade=t=(in|out):ss=(\d+):ns=(\d+):curve=(\w+)/g)].map((m) =>
+    m.slice(1).join(':'),
+  );
+}
+
+const FORMAT = 'aformat=sample_fmts=fltp:sample_rates=48000:channel_layouts=stereo';
+const measured: MeasuredLoudness = {
+  integratedLufs: -23.4,
+  truePeakDbtp: -12.1,
+  rangeLu: 4.2,
+  thresholdLufs: -33.6,
+  offsetLu: 0.3,
+};
+
+describe('soundGraph: the video track’s own sound', () => {
+  it('joins butt-cut clips on one lane, each exactly its length, with a 10 ms de-click ramp at every edge', () => {
+    const graph = soundGraph(plan([clip(videoWithAudio, 2, 0.5), clip(videoWithAudio, 1.5)]));
     assertWellFormed(graph);
     const first = defining(graph, 'pic0');
-    assert.ok(first.startsWith('[0:a:0]aresample=48000:async=1:first_pts=0,aformat=sample_fmts=fltp'));
-    assert.match(first, /volume=0\.5,atrim=end_sample=96000,apad=whole_len=96000\[pic0\]$/);
-    assert.match(defining(graph, 'pic1'), /^\[1:a:0\].*atrim=end_sample=72000,apad=whole_len=72000\[pic1\]$/);
-    assert.equal(defining(graph, 'picture'), '[pic0][pic1]concat=n=2:v=0:a=1[picture]');
-    // A single stream: no amix; cut to 3.5 s, normalised, back to 48 kHz, cut again.
-    assert.doesNotMatch(graph, /amix/);
+    // Each clip's own sound is its file opened again (inputs 2 and 3, after the two pictures).
+    assert.ok(first.startsWith('[2:a:0]aresample=48000:async=1:first_pts=0,aformat=sample_fmts=fltp'));
+    assert.match(
+      first,
+      /first_pts=0,aformat=[^,]+,atrim=end_sample=96000,apad=whole_len=96000,asetpts=N\/SR\/TB,volume=0\.5,afade/,
+    );
+    assert.doesNotMatch(first, /atempo/);
+    assert.deepEqual(fades(first), ['in:0:480:tri', 'out:95520:480:tri']);
+    assert.deepEqual(fades(defining(graph, 'pic1')), ['in:0:480:tri', 'out:71520:480:tri']);
+    assert.equal(defining(graph, 'picture_lane0'), '[pic0][pic1]concat=n=2:v=0:a=1[picture_lane0]');
+    // A single stream: no amix; cut to 3.5 s, limited (no measurement), cut again.
+    assert.doesNotMatch(graph, /amix|loudnorm/);
     assert.equal(
       defining(graph, 'aout'),
-      '[picture]apad=whole_len=168000,atrim=end_sample=168000,loudnorm=I=-14:TP=-1.5:LRA=11,aresample=48000,' +
-        'aformat=sample_fmts=fltp:sample_rates=48000:channel_layouts=stereo,apad=whole_len=168000,atrim=end_sample=168000[aout]',
+      `[picture_lane0]apad=whole_len=168000,atrim=end_sample=168000,alimiter=limit=0.84:attack=1:release=50:level=0,${FORMAT},apad=whole_len=168000,atrim=end_sample=168000[aout]`,
     );
   });
 
-  it('fills a picture clip without audio (image, silent video) with silence of its duration', () => {
+  it('leaves a clip without audio (image, silent video) as silence between the others, never reading it', () => {
     const graph = soundGraph(plan([clip(image, 1), clip(videoWithAudio, 2), clip(silentVideo, 0.5)]));
     assertWellFormed(graph);
-    assert.match(defining(graph, 'pic0'), /^anullsrc=r=48000:cl=stereo,atrim=end_sample=48000,aformat=/);
-    assert.match(defining(graph, 'pic1'), /^\[1:a:0\]/);
-    assert.match(defining(graph, 'pic2'), /^anullsrc=r=48000:cl=stereo,atrim=end_sample=24000,aformat=/);
-    assert.doesNotMatch(graph, /\[0:a|\[2:a/, 'inputs without audio are never referenced');
-    assert.equal(defining(graph, 'picture'), '[pic0][pic1][pic2]concat=n=3:v=0:a=1[picture]');
+    // Only clip 1 has sound: its file is opened again for it, as input 3.
+    assert.match(defining(graph, 'pic1'), /^\[3:a:0\]/);
+    assert.doesNotMatch(graph, /\[[012]:a|pic0|pic2/, 'inputs without audio are never referenced');
+    assert.equal(
+      defining(graph, 'gap0'),
+      `anullsrc=r=48000:cl=stereo,atrim=end_sample=48000,${FORMAT}[gap0]`,
+    );
+    // One second of silence, the clip, padded to the 3.5 s.
+    assert.equal(
+      defining(graph, 'picture_lane0'),
+      '[gap0][pic1]concat=n=2:v=0:a=1,apad=whole_len=168000[picture_lane0]',
+    );
   });
 
   it('rounds segment ends, not durations, so positions never drift', () => {
@@ -111,33 +149,135 @@ describe('soundGraph', () => {
     const graph = soundGraph(
       plan([clip(videoWithAudio, third), clip(videoWithAudio, third), clip(videoWithAudio, third)]),
     );
-    const lengths = [0, 1, 2].map((i) => Number(/whole_len=(\d+)\[/.exec(defining(graph, `pic${i}`))![1]));
+    const lengths = [0, 1, 2].map((i) =>
+      Number(/apad=whole_len=(\d+),asetpts/.exec(defining(graph, `pic${i}`))![1]),
+    );
     assert.equal(
       lengths.reduce((a, b) => a + b),
       48_000,
     );
   });
 
-  it('delays, trims and pads voice and music, and ducks music under the voice bus', () => {
+  it('cross-fades the two clips of a transition over its length with equal-power curves, on two lanes', () => {
+    const second = { ...clip(videoWithAudio, 3), transitionIn: { type: 'fade' as const, durationSec: 1 } };
+    const third = {
+      ...clip(videoWithAudio, 2),
+      transitionIn: { type: 'wipeleft' as const, durationSec: 0.5 },
+    };
+    const graph = soundGraph(plan([clip(videoWithAudio, 2), second, third]));
+    assertWellFormed(graph);
+    // Starts 0, 1 and 3.5 s; the whole lasts 2 + 3 + 2 − 1 − 0.5 = 5.5 s.
+    assert.deepEqual(fades(defining(graph, 'pic0')), ['in:0:480:tri', 'out:48000:48000:qsin']);
+    assert.deepEqual(fades(defining(graph, 'pic1')), ['in:0:48000:qsin', 'out:120000:24000:qsin']);
+    assert.deepEqual(fades(defining(graph, 'pic2')), ['in:0:24000:qsin', 'out:95520:480:tri']);
+    // Clips 0 and 2 on one lane (silence between them), clip 1 on the other, both the whole 5.5 s.
+    assert.equal(defining(graph, 'picture_lane0'), '[pic0][gap0][pic2]concat=n=3:v=0:a=1[picture_lane0]');
+    assert.match(defining(graph, 'gap0'), /atrim=end_sample=72000,/);
+    assert.equal(
+      defining(graph, 'picture_lane1'),
+      '[gap1][pic1]concat=n=2:v=0:a=1,apad=whole_len=264000[picture_lane1]',
+    );
+    assert.match(defining(graph, 'gap1'), /atrim=end_sample=48000,/);
+    // Summed without normalising: amix divides by 2, volume=2 undoes it.
+    assert.equal(defining(graph, 'mix'), '[picture_lane0][picture_lane1]amix=inputs=2,volume=2[mix]');
+  });
+
+  it('fades a first clip’s sound in from silence over its transition (a fade in from black)', () => {
+    const first = {
+      ...clip(videoWithAudio, 2),
+      transitionIn: { type: 'fadeblack' as const, durationSec: 0.5 },
+    };
+    const graph = soundGraph(plan([first]));
+    assert.deepEqual(fades(defining(graph, 'pic0')), ['in:0:24000:qsin', 'out:95520:480:tri']);
+  });
+
+  it('plays duration × speed source seconds with atempo stages within 0.5–2, pitch kept', () => {
+    const fast = { ...clip(videoWithAudio, 2), speed: 2 };
+    const graph = soundGraph(plan([fast]));
+    const chain = defining(graph, 'pic0');
+    // 4 s of source, then atempo, then exactly the 2 s of the timeline.
+    assert.match(
+      chain,
+      /atrim=end_sample=192000,apad=whole_len=192000,atempo=2,atrim=end_sample=96000,apad=whole_len=96000,asetpts/,
+    );
+    assert.deepEqual(tempoFilters(4), ['atempo=2', 'atempo=2']);
+    assert.deepEqual(tempoFilters(0.25), ['atempo=0.5', 'atempo=0.5']);
+    assert.deepEqual(tempoFilters(0.5), ['atempo=0.5']);
+    assert.deepEqual(tempoFilters(1.5), ['atempo=1.5']);
+    assert.deepEqual(tempoFilters(3), ['atempo=1.732051', 'atempo=1.732051']);
+    assert.deepEqual(tempoFilters(1), []);
+  });
+
+  it('opens a clip at a speed for duration × speed seconds of its source', () => {
+    const args = inputArgs(
+      plan([{ ...clip(videoWithAudio, 2), trimStartSec: 1, speed: 2 }, clip(videoWithAudio, 1.5)]),
+    );
+    const [fast, normal] = inputsOf(args);
+    assert.deepEqual([optionOf(fast!, '-ss'), optionOf(fast!, '-t')], ['1', '4']);
+    assert.equal(optionOf(normal!, '-t'), '1.5');
+  });
+
+  it('applies a clip’s own fades where they are longer than the de-click ramp, the ramp where they are not', () => {
+    const faded = { ...clip(videoWithAudio, 4), fadeInSec: 1, fadeOutSec: 0.005 };
+    assert.deepEqual(fades(defining(soundGraph(plan([faded])), 'pic0')), [
+      'in:0:48000:tri',
+      'out:191520:480:tri',
+    ]);
+  });
+
+  it('applies a clip’s own fade on top of a cross-fade', () => {
+    const faded = { ...clip(videoWithAudio, 4), fadeOutSec: 0.25 };
+    const next = {
+      ...clip(videoWithAudio, 2),
+      transitionIn: { type: 'fade' as const, durationSec: 0.5 },
+      fadeInSec: 0.25,
+    };
+    const graph = soundGraph(plan([faded, next]));
+    assert.deepEqual(fades(defining(graph, 'pic0')), [
+      'in:0:480:tri',
+      'out:168000:24000:qsin',
+      'out:180000:12000:tri',
+    ]);
+    assert.deepEqual(fades(defining(graph, 'pic1')), [
+      'in:0:24000:qsin',
+      'in:0:12000:tri',
+      'out:95520:480:tri',
+    ]);
+  });
+});
+
+describe('soundGraph: the audio tracks and the mix', () => {
+  it('places voice and music on lanes, with ramps, cut at the end, and ducks music under the voice bus', () => {
     const graph = soundGraph(
       plan([clip(videoWithAudio, 10)], [sound('voice', 1.5, 2, 1.2), sound('music', 0, 20, 0.3)]),
     );
     assertWellFormed(graph);
     const voice = defining(graph, 'voice0');
     assert.ok(voice.startsWith('[1:a:0]aresample=48000:async=1:first_pts=0,'));
-    assert.match(
-      voice,
-      /volume=1\.2,atrim=end_sample=96000,apad=whole_len=96000,adelay=delays=72000S\|72000S,apad=whole_len=480000\[voice0\]$/,
+    assert.match(voice, /atrim=end_sample=96000,apad=whole_len=96000,asetpts=N\/SR\/TB,volume=1\.2,/);
+    assert.deepEqual(fades(voice), ['in:0:480:tri', 'out:95520:480:tri']);
+    assert.equal(
+      defining(graph, 'voice_lane0'),
+      '[gap0][voice0]concat=n=2:v=0:a=1,apad=whole_len=480000[voice_lane0]',
     );
-    // Music is longer than the picture: cut at the end, no delay.
+    assert.match(defining(graph, 'gap0'), /atrim=end_sample=72000,/);
+    // Music is longer than the picture: cut at the end, with a de-click ramp at the cut; its own end ramp is
+    // past the end and dropped.
     const music = defining(graph, 'music1');
     assert.ok(music.startsWith('[2:a:0]'));
-    assert.match(music, /volume=0\.3,atrim=end_sample=480000,apad=whole_len=480000\[music1\]$/);
-    assert.doesNotMatch(music, /adelay/);
-    assert.ok(chains(graph).includes('[voice0]asplit=2[voice_out][voice_key]'));
+    assert.match(music, /volume=0\.3,/);
+    assert.deepEqual(fades(music), ['in:0:480:tri', 'out:479520:480:tri']);
+    assert.match(music, /atrim=end_sample=480000,apad=whole_len=480000,asetpts/);
+    assert.ok(chains(graph).includes('[voice_lane0]asplit=2[voice_out][voice_key]'));
     assert.match(defining(graph, 'music_ducked'), /^\[music1\]\[voice_key\]sidechaincompress=threshold=/);
     // amix divides by N on every build; volume=N undoes it (no `normalize=0` in the 2018 build).
     assert.equal(defining(graph, 'mix'), '[pic0][voice_out][music_ducked]amix=inputs=3,volume=3[mix]');
+  });
+
+  it('applies an audio clip’s own fades where they are longer than the ramp', () => {
+    const faded: SoundClip = { ...sound('music', 0, 10), fadeInSec: 1, fadeOutSec: 2 };
+    const graph = soundGraph(plan([clip(image, 10)], [faded]));
+    assert.deepEqual(fades(defining(graph, 'music0')), ['in:0:48000:tri', 'out:384000:96000:tri']);
   });
 
   it('plays music at its volume when sidechaincompress is missing', () => {
@@ -149,20 +289,34 @@ describe('soundGraph', () => {
     );
     assertWellFormed(graph);
     assert.doesNotMatch(graph, /sidechaincompress|asplit/);
-    assert.equal(defining(graph, 'mix'), '[voice0][music1]amix=inputs=2,volume=2[mix]');
+    assert.equal(defining(graph, 'mix'), '[voice_lane0][music1]amix=inputs=2,volume=2[mix]');
   });
 
-  it('mixes several clips of a track into one bus, sfx straight into the mix', () => {
+  it('joins a track’s clips on one lane when they do not overlap, on two when they do; sfx straight into the mix', () => {
     const graph = soundGraph(
       plan(
         [clip(image, 10)],
-        [sound('voice', 0, 2), sound('sfx', 3, 1), sound('voice', 5, 2), sound('music', 0, 10)],
+        [
+          sound('voice', 0, 2),
+          sound('sfx', 3, 1),
+          sound('voice', 5, 2),
+          sound('voice', 6, 1),
+          sound('music', 0, 10),
+        ],
       ),
     );
     assertWellFormed(graph);
-    assert.equal(defining(graph, 'voice'), '[voice0][voice2]amix=inputs=2,volume=2[voice]');
+    assert.equal(
+      defining(graph, 'voice_lane0'),
+      '[voice0][gap0][voice2]concat=n=3:v=0:a=1,apad=whole_len=480000[voice_lane0]',
+    );
+    assert.equal(
+      defining(graph, 'voice_lane1'),
+      '[gap1][voice3]concat=n=2:v=0:a=1,apad=whole_len=480000[voice_lane1]',
+    );
+    assert.equal(defining(graph, 'voice'), '[voice_lane0][voice_lane1]amix=inputs=2,volume=2[voice]');
     assert.ok(chains(graph).includes('[voice]asplit=2[voice_out][voice_key]'));
-    assert.equal(defining(graph, 'mix'), '[voice_out][sfx1][music_ducked]amix=inputs=3,volume=3[mix]');
+    assert.equal(defining(graph, 'mix'), '[voice_out][sfx_lane0][music_ducked]amix=inputs=3,volume=3[mix]');
   });
 
   it('skips sound clips that start after the picture ends or have no audio', () => {
@@ -170,32 +324,109 @@ describe('soundGraph', () => {
     const graph = soundGraph(plan([clip(videoWithAudio, 5)], [sound('sfx', 5, 2), mute]));
     assertWellFormed(graph);
     assert.doesNotMatch(graph, /\[1:a|\[2:a|amix/);
-  });
-
-  it('limits instead of normalising when loudnorm is missing', () => {
-    const graph = soundGraph(
-      plan([clip(videoWithAudio, 2)], [], { loudnorm: false, sidechaincompress: false }),
-    );
-    assertWellFormed(graph);
-    assert.doesNotMatch(graph, /loudnorm/);
-    assert.match(
-      defining(graph, 'aout'),
-      /atrim=end_sample=96000,alimiter=limit=0\.84:attack=1:release=50:level=0,aformat=/,
-    );
+    assert.equal(programmeHasSound(plan([clip(image, 5)], [sound('sfx', 5, 2), mute])), false);
+    assert.equal(programmeHasSound(plan([clip(image, 5)], [sound('sfx', 4, 2)])), true);
   });
 
   it('gives silence of the whole duration when there is no audio at all', () => {
     const graph = soundGraph(
       plan([clip(image, 2), clip(silentVideo, 1.5)], [{ ...sound('music', 0, 3), source: image }]),
     );
-    assert.equal(
-      graph,
-      'anullsrc=r=48000:cl=stereo,atrim=end_sample=168000,aformat=sample_fmts=fltp:sample_rates=48000:channel_layouts=stereo[aout]',
-    );
+    assert.equal(graph, `anullsrc=r=48000:cl=stereo,atrim=end_sample=168000,${FORMAT}[aout]`);
   });
 
   it('refuses a timeline without picture', () => {
     assert.throws(() => soundGraph(plan([], [sound('music', 0, 3)])), RangeError);
+  });
+});
+
+describe('the loudness stage', () => {
+  const master = (p: ExportPlan) => defining(soundGraph(p), 'aout');
+  const withMeasure = (p: ExportPlan, m: MeasuredLoudness = measured): ExportPlan => ({
+    ...p,
+    measuredLoudness: m,
+  });
+
+  it('normalises a measured programme in linear mode with the measured values, then back to 48 kHz', () => {
+    assert.match(
+      master(withMeasure(plan([clip(videoWithAudio, 2)]))),
+      /atrim=end_sample=96000,loudnorm=I=-14:TP=-1:LRA=11:measured_I=-23\.4:measured_TP=-12\.1:measured_LRA=4\.2:measured_thresh=-33\.6:linear=true:print_format=none,aresample=48000,aformat=/,
+    );
+    // A steady programme measures a range of 0, which loudnorm would read as none given (and leave linear mode).
+    assert.match(
+      master(withMeasure(plan([clip(videoWithAudio, 2)]), { ...measured, rangeLu: 0 })),
+      /:measured_LRA=0\.01:.*linear=true/,
+    );
+    // A wide programme keeps its range (the target range follows the measured one, up to 20 LU).
+    assert.match(
+      master(withMeasure(plan([clip(videoWithAudio, 2)]), { ...measured, rangeLu: 14.26 })),
+      /:LRA=14\.3:/,
+    );
+    assert.match(
+      master(withMeasure(plan([clip(videoWithAudio, 2)]), { ...measured, rangeLu: 31 })),
+      /:LRA=20:/,
+    );
+  });
+
+  it('only limits near-silence, a preview, an unmeasured plan and an ffmpeg without loudnorm', () => {
+    const limited = /atrim=end_sample=96000,alimiter=limit=0\.84:attack=1:release=50:level=0,aformat=/;
+    const base = plan([clip(videoWithAudio, 2)]);
+    const cases: [string, ExportPlan][] = [
+      ['near-silence', withMeasure(base, { ...measured, integratedLufs: -60.2 })],
+      ['silence', withMeasure(base, { ...measured, integratedLufs: -Infinity, truePeakDbtp: -Infinity })],
+      ['preview', withMeasure({ ...base, output: { ...base.output, quality: 'preview' } })],
+      ['unmeasured', base],
+      ['no loudnorm', withMeasure({ ...base, filters: { loudnorm: false, sidechaincompress: false } })],
+    ];
+    for (const [name, p] of cases) {
+      assert.match(master(p), limited, name);
+      assert.doesNotMatch(soundGraph(p), /loudnorm/, name);
+    }
+    // Just above the near-silence bound, a programme is normalised.
+    assert.match(master(withMeasure(base, { ...measured, integratedLufs: -49.9 })), /loudnorm=.*linear=true/);
+  });
+
+  it('measures the same mix as the render, into loudnorm’s JSON on a null output', () => {
+    const p = plan([clip(videoWithAudio, 2)], [sound('music', 0, 2)]);
+    const measure = measureGraph(p);
+    const render = soundGraph(withMeasure(p));
+    const mixOf = (graph: string) => chains(graph).filter((c) => !/\[(aout|measured)\]$/.test(c));
+    assert.deepEqual(mixOf(measure), mixOf(render));
+    assert.equal(
+      defining(measure, 'measured'),
+      '[mix]apad=whole_len=96000,atrim=end_sample=96000,loudnorm=I=-14:TP=-1:LRA=11:measured_I=-14:measured_TP=-99:' +
+        'measured_LRA=0.01:measured_thresh=-24:linear=true:print_format=json[measured]',
+    );
+    const args = measureCommand(p);
+    assert.deepEqual(args.slice(0, 6), ['-hide_banner', '-nostdin', '-y', '-nostats', '-progress', 'pipe:1']);
+    assert.equal(optionOf(args, '-filter_complex'), measure);
+    assert.deepEqual(args.slice(-5), ['-map', '[measured]', '-f', 'null', '-']);
+  });
+
+  it('measures a final export with sound; not a preview, not a silent one, not without loudnorm', () => {
+    const base = plan([clip(videoWithAudio, 2)]);
+    assert.equal(needsMeasuring(base), true);
+    assert.equal(needsMeasuring({ ...base, output: { ...base.output, quality: 'final' } }), true);
+    assert.equal(needsMeasuring({ ...base, output: { ...base.output, quality: 'preview' } }), false);
+    assert.equal(needsMeasuring(plan([clip(image, 2)])), false);
+    assert.equal(needsMeasuring({ ...base, filters: { loudnorm: false, sidechaincompress: true } }), false);
+  });
+
+  it('reads loudnorm’s JSON from the end of the log, silence as −inf', () => {
+    const log = `Stream mapping:\n  Stream #0:0 (aac) -> loudnorm\n[Parsed_loudnorm_7 @ 0x55d0c8a3c2c0] \n{\n\t"input_i" : "-27.61",\n\t"input_tp" : "-16.02",\n\t"input_lra" : "0.00",\n\t"input_thresh" : "-37.61",\n\t"output_i" : "-14.06",\n\t"output_tp" : "-2.46",\n\t"output_lra" : "0.00",\n\t"output_thresh" : "-24.06",\n\t"normalization_type" : "dynamic",\n\t"target_offset" : "0.06"\n}\nvideo:0kB audio:0kB subtitle:0kB other streams:0kB global headers:0kB muxing overhead: unknown\n`;
+    assert.deepEqual(parseLoudnormJson(log), {
+      integratedLufs: -27.61,
+      truePeakDbtp: -16.02,
+      rangeLu: 0,
+      thresholdLufs: -37.61,
+      offsetLu: 0.06,
+    });
+    const silent = log.replace('"-27.61"', '"-inf"').replace('"-16.02"', '"-inf"').replace('"0.06"', '"inf"');
+    const m = parseLoudnormJson(silent);
+    assert.equal(m.integratedLufs, -Infinity);
+    assert.equal(m.offsetLu, Infinity);
+    assert.throws(() => parseLoudnormJson('Conversion failed!\n'), SyntaxError);
+    assert.throws(() => parseLoudnormJson(log.replace('"-27.61"', '"loud"')), SyntaxError);
   });
 });
 

@@ -3,7 +3,12 @@
 // AGENT_MAX_STEPS, token usage, and the prompt (rules, project, library, timeline, thread within its budget).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { PROMPT_BUDGETS, systemPrompt, turnMessages } from '../../src/editor/agents/llm/prompt.ts';
+import {
+  CHAT_TOOLS,
+  PROMPT_BUDGETS,
+  systemPrompt,
+  turnMessages,
+} from '../../src/editor/agents/llm/prompt.ts';
 import { createLlmAgent } from '../../src/editor/agents/llm/agent.ts';
 import { type ChatClient, type ChatMessage } from '../../src/editor/agents/llm/chat-client.ts';
 import { type ModelMessage } from '../../src/editor/agents/llm/completion.ts';
@@ -235,6 +240,64 @@ describe("the LLM agent's prompt", () => {
         { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } },
       ],
     });
+  });
+
+  it('teaches the five tracks and the look tools, and lists text clips without an asset', () => {
+    const text = {
+      id: 'vc_t',
+      track: 'text' as const,
+      idx: 0,
+      asset_id: null,
+      start_sec: 0,
+      trim_start_sec: 0,
+      duration_sec: 3,
+      volume: 1,
+      text: 'Lighthouse\nat dawn',
+      style: 'title' as const,
+      position: null,
+      color: '#FFCC00',
+      background: null,
+    };
+    const faded = {
+      ...input().timeline[0]!,
+      id: 'vc_2',
+      idx: 1,
+      transition_in: { type: 'fade' as const, duration_sec: 1 },
+      speed: 0.5,
+      fade_out_sec: 2,
+    };
+    const prompt = systemPrompt(input({ timeline: [...input().timeline, faded, text] }));
+    assert.doesNotMatch(prompt, /four tracks/);
+    assert.match(prompt, /five tracks: video .*, voice, sfx and music .*, and text/);
+    for (const tool of ['add_text', 'set_transition', 'export_video', 'update_clip'])
+      assert.match(prompt, new RegExp(tool));
+    assert.match(
+      prompt,
+      /fade, fadeblack, fadewhite, wipeleft, wiperight, slideleft, slideright, circleopen/,
+    );
+    assert.match(prompt, /none, zoom_in, zoom_out, pan_left, pan_right/);
+    assert.match(prompt, /- text #0: vc_t "Lighthouse at dawn" \(at 0s, 3s, title, color #FFCC00\)/);
+    assert.doesNotMatch(prompt, /← null/);
+    assert.match(prompt, /- video #1: vc_2 ← va_1 \(transition_in fade 1s, speed 0\.5, fade out 2s\)/);
+  });
+
+  it("offers the tools as JSON Schema without the checker's own keywords", () => {
+    const names = CHAT_TOOLS.map((tool) => tool.function.name);
+    for (const name of ['add_text', 'set_transition', 'export_video']) assert.ok(names.includes(name), name);
+    const json = JSON.stringify(CHAT_TOOLS);
+    assert.doesNotMatch(json, /errorMessage/);
+    assert.doesNotMatch(json, /~kind|~optional/);
+    const parameters = (name: string) =>
+      CHAT_TOOLS.find((tool) => tool.function.name === name)!.function.parameters as {
+        properties: Record<string, unknown>;
+        required?: string[];
+      };
+    assert.deepEqual(parameters('add_text').required, ['text']);
+    assert.deepEqual(parameters('set_transition').required, ['clip_id', 'type']);
+    for (const field of ['transition_in', 'motion', 'speed', 'fade_in_sec', 'fade_out_sec', 'text', 'style'])
+      for (const tool of ['add_clip', 'update_clip'])
+        assert.ok(field in parameters(tool).properties, `${tool}.${field}`);
+    assert.match(JSON.stringify(parameters('export_video')), /"preview"/);
   });
 
   it('clips a long project context and says how much is left out', () => {

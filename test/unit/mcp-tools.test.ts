@@ -442,6 +442,72 @@ describe('editor tools', () => {
   });
 });
 
+describe("editor tools and the timeline's second edition", () => {
+  const tools = createMcpTools(fakeDeps().deps);
+  const properties = (schema: unknown, ...path: string[]) => {
+    let at = schema as Record<string, unknown>;
+    for (const key of path) at = at[key] as Record<string, unknown>;
+    return Object.keys(at.properties as object);
+  };
+
+  it("list every clip field in the state's output schema, and quality in the export's input", () => {
+    const clip = properties(byName(tools, 'video_editor_get_state').output, 'properties', 'clips', 'items');
+    for (const field of [
+      'track',
+      'asset_id',
+      'text',
+      'style',
+      'position',
+      'color',
+      'background',
+      'transition_in',
+      'motion',
+      'speed',
+      'fade_in_sec',
+      'fade_out_sec',
+    ])
+      assert.ok(clip.includes(field), field);
+    const created = properties(
+      byName(tools, 'video_editor_instruct').output,
+      'properties',
+      'clips_created',
+      'items',
+    );
+    assert.ok(
+      created.includes('transition_in') && created.includes('text'),
+      'instruct answers the same clips',
+    );
+    const exporting = byName(tools, 'video_editor_export');
+    assert.deepEqual(properties(exporting.input), ['project_id', 'video_id', 'fit', 'quality']);
+    assert.match(JSON.stringify(exporting.input), /"preview"/);
+    assert.match(exporting.description, /preview/);
+  });
+
+  it('video_editor_export passes quality on, as the route would', async () => {
+    const project = { id: 'vp_1', videos: [{ id: 'vv_1' }] };
+    const { deps } = fakeDeps();
+    deps.editor.owned = async () => project as never;
+    deps.editor.videoOf = (() => project.videos[0]) as never;
+    const bodies: unknown[] = [];
+    deps.exports.export = async (_user, _project, _video, body) => {
+      bodies.push(body);
+      return {
+        asset_id: 'va_1',
+        video_url: 'https://x/media/med_1.mp4',
+        duration_sec: 3,
+        video_clip_count: 1,
+        audio_overlay_count: 0,
+      } as never;
+    };
+    const tool = byName(createMcpTools(deps), 'video_editor_export');
+    await call(tool, { project_id: 'vp_1', quality: 'preview', fit: 'fill' }, context().ctx);
+    assert.deepEqual(bodies, [{ quality: 'preview', fit: 'fill' }]);
+    await assert.rejects(call(tool, { project_id: 'vp_1', quality: 'draft' }, context().ctx), {
+      message: 'quality must be one of final, preview',
+    });
+  });
+});
+
 describe('mediaMimeType', () => {
   it('reads the type from a media URL', () => {
     assert.equal(mediaMimeType('https://x/media/med_abc.png'), 'image/png');

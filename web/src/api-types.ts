@@ -1,7 +1,8 @@
 // The dashboard's one door to the server's shapes: every answer it reads and every body it sends is typed from
 // the TypeBox schemas in schemas/ (the ones the routes declare), and the plain values it shows (scopes, tracks,
-// ratios, limits) come from schemas/vocabulary.ts, which is pure and safe in a browser. No other web/ file
-// imports from outside web/; test/unit/web-boundary.test.ts keeps it so.
+// ratios, limits) come from schemas/vocabulary.ts, the clip fields' words and bounds from
+// schemas/timeline-terms.ts and which field applies to which clip from schemas/clip-applies.ts — all pure and
+// safe in a browser. No other web/ file imports from outside web/; test/unit/web-boundary.test.ts keeps it so.
 import type { Static } from 'typebox';
 import type {
   CreateKeyInput,
@@ -54,6 +55,47 @@ export {
   UPLOAD_CONTENT_TYPES,
   trackAccepts,
 } from '../../schemas/vocabulary.ts';
+export {
+  DECLICK_SEC,
+  EXPORT_QUALITIES,
+  FADE_MAX_SEC,
+  LOUDNESS_SILENCE_LUFS,
+  LOUDNESS_TARGET_LUFS,
+  MOTION_PAN,
+  MOTION_ZOOM,
+  MOTIONS,
+  SPEED_MAX,
+  SPEED_MIN,
+  TEXT_BACKGROUNDS,
+  TEXT_COLOR_DEFAULT,
+  TEXT_DURATION_DEFAULT_SEC,
+  TEXT_DURATION_MAX_SEC,
+  TEXT_DURATION_MIN_SEC,
+  TEXT_FADE_DEFAULT_SEC,
+  TEXT_MAX_CHARS,
+  TEXT_POSITIONS,
+  TEXT_STYLE_DEFAULTS,
+  TEXT_STYLES,
+  TRANSITION_DEFAULT_SEC,
+  TRANSITION_MAX_SEC,
+  TRANSITION_MIN_SEC,
+  TRANSITION_TYPES,
+} from '../../schemas/timeline-terms.ts';
+export type {
+  ExportQuality,
+  Motion,
+  TextBackground,
+  TextPosition,
+  TextStyle,
+  TransitionIn,
+  TransitionType,
+} from '../../schemas/timeline-terms.ts';
+export { LOOK_FIELDS, clipKind, fieldApplies } from '../../schemas/clip-applies.ts';
+export { layoutText } from '../../schemas/text-layout.ts';
+export type { TextLayout, TextRequest } from '../../schemas/text-layout.ts';
+export { timelinePlacements } from '../../schemas/vocabulary.ts';
+export type { ClipSource } from '../../schemas/vocabulary.ts';
+export type { ApplicableField, ClipKind } from '../../schemas/clip-applies.ts';
 export type {
   AddClipRequest,
   CreateProjectRequest,

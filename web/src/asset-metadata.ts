@@ -22,3 +22,12 @@ export function exportedFromVideo(asset: Asset): string | undefined {
   const videoId = (from as Record<string, unknown>).video_id;
   return typeof videoId === 'string' ? videoId : undefined;
 }
+
+/**
+ * The asset's poster (`metadata.poster_url`: a JPEG of its first frame or the image, longest side at most
+ * 640 px; docs/editor.md "Pictures of assets"), or undefined while it has none (older assets get theirs later,
+ * announced by `asset.updated`).
+ */
+export function assetPoster(asset: Asset): string | undefined {
+  return assetText(asset, 'poster_url') || undefined;
+}

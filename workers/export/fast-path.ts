@@ -18,7 +18,7 @@
 // picture would come out that much later than its sound, more than a frame with a phone's files. Copied into
 // a file of its own first, the picture starts at its first frame, and the second step maps it with the sound.
 import { NO_USER_METADATA, RENDER_GLOBALS, soundAndFileArgs } from './command.ts';
-import { ffmpegSeconds, inputArgs } from './input-args.ts';
+import { ffmpegSeconds, inputArgs, inputCount } from './input-args.ts';
 import { clipFrames } from './picture-graph.ts';
 import type { ExportPlan } from './plan.ts';
 import { soundGraph } from './sound-graph.ts';
@@ -38,33 +38,51 @@ export function fastPathBlockers(plan: ExportPlan): string[] {
   const { width, height, fps } = plan.output;
   if (plan.picture.length === 0) return ['no picture clips'];
   const frames = clipFrames(plan);
-  return plan.picture.flatMap((clip, i) => {
-    const { source } = clip;
-    const why = (reason: string) => `clip ${i}: ${reason}`;
-    if (source.kind !== 'video' || !source.video) return [why(`not a video (${source.kind})`)];
-    const reasons: string[] = [];
-    // Only the probed container can be whitelisted for the concat demuxer's nested opens.
-    if (source.demuxer !== 'mov') reasons.push(why(`demuxer ${source.demuxer}, not mov`));
-    if (clip.trimStartSec !== 0) reasons.push(why(`trimmed at the start (${clip.trimStartSec} s)`));
-    if (source.durationSec === null || Math.abs(clip.durationSec - source.durationSec) > 0.5 / fps) {
-      reasons.push(why(`not the whole source (${clip.durationSec} s of ${source.durationSec ?? '?'} s)`));
-    }
-    if ((frames[i] ?? 0) <= 0) reasons.push(why('shorter than a frame'));
-    const { video } = source;
-    if (video.codec !== OUTPUT_CODEC) reasons.push(why(`codec ${video.codec}, not ${OUTPUT_CODEC}`));
-    if (video.width !== width || video.height !== height) {
-      reasons.push(why(`size ${video.width}x${video.height}, not ${width}x${height}`));
-    }
-    if (!(Math.abs(video.fps - fps) <= FPS_TOLERANCE))
-      reasons.push(why(`frame rate ${video.fps}, not ${fps}`));
-    if (video.pixFmt !== OUTPUT_PIX_FMT)
-      reasons.push(why(`pixel format ${video.pixFmt}, not ${OUTPUT_PIX_FMT}`));
-    // A copied stream keeps its stored orientation, while the export drops every source's metadata (and with
-    // it the rotation): such a clip would come out on its side.
-    if ((video.rotation ?? 0) % 360 !== 0) reasons.push(why(`rotated ${video.rotation}°`));
-    if (!source.audio) reasons.push(why('no audio of its own'));
-    return reasons;
-  });
+  // Text is drawn into the picture: it must be encoded.
+  const texts = (plan.texts ?? []).length;
+  const overPicture = texts > 0 ? [`${texts} text clip${texts === 1 ? '' : 's'} over the picture`] : [];
+  return [
+    ...overPicture,
+    ...plan.picture.flatMap((clip, i) => clipBlockers(clip, i, frames, { width, height, fps })),
+  ];
+}
+
+/** Why one picture clip cannot be copied. */
+function clipBlockers(
+  clip: ExportPlan['picture'][number],
+  i: number,
+  frames: number[],
+  { width, height, fps }: { width: number; height: number; fps: number },
+): string[] {
+  const { source } = clip;
+  const why = (reason: string) => `clip ${i}: ${reason}`;
+  if (source.kind !== 'video' || !source.video) return [why(`not a video (${source.kind})`)];
+  const reasons: string[] = [];
+  // Effects change the frames (a transition, motion, speed) or are asked of this clip (fades): re-encoded.
+  if (clip.transitionIn) reasons.push(why(`transition ${clip.transitionIn.type}`));
+  if (clip.motion !== undefined && clip.motion !== 'none') reasons.push(why(`motion ${clip.motion}`));
+  if (clip.speed !== undefined && clip.speed !== 1) reasons.push(why(`speed ${clip.speed}`));
+  if ((clip.fadeInSec ?? 0) > 0 || (clip.fadeOutSec ?? 0) > 0) reasons.push(why('fades'));
+  // Only the probed container can be whitelisted for the concat demuxer's nested opens.
+  if (source.demuxer !== 'mov') reasons.push(why(`demuxer ${source.demuxer}, not mov`));
+  if (clip.trimStartSec !== 0) reasons.push(why(`trimmed at the start (${clip.trimStartSec} s)`));
+  if (source.durationSec === null || Math.abs(clip.durationSec - source.durationSec) > 0.5 / fps) {
+    reasons.push(why(`not the whole source (${clip.durationSec} s of ${source.durationSec ?? '?'} s)`));
+  }
+  if ((frames[i] ?? 0) <= 0) reasons.push(why('shorter than a frame'));
+  const { video } = source;
+  if (video.codec !== OUTPUT_CODEC) reasons.push(why(`codec ${video.codec}, not ${OUTPUT_CODEC}`));
+  if (video.width !== width || video.height !== height) {
+    reasons.push(why(`size ${video.width}x${video.height}, not ${width}x${height}`));
+  }
+  if (!(Math.abs(video.fps - fps) <= FPS_TOLERANCE)) reasons.push(why(`frame rate ${video.fps}, not ${fps}`));
+  if (video.pixFmt !== OUTPUT_PIX_FMT)
+    reasons.push(why(`pixel format ${video.pixFmt}, not ${OUTPUT_PIX_FMT}`));
+  // A copied stream keeps its stored orientation, while the export drops every source's metadata (and with
+  // it the rotation): such a clip would come out on its side.
+  if ((video.rotation ?? 0) % 360 !== 0) reasons.push(why(`rotated ${video.rotation}°`));
+  if (!source.audio) reasons.push(why('no audio of its own'));
+  return reasons;
 }
 
 /** True when the picture can be copied instead of re-encoded (`fastPathBlockers` is empty). Pure. */
@@ -165,7 +183,7 @@ export function fastPathCommands(plan: ExportPlan, files: FastPathFiles): FastPa
     `file:${files.videoOnlyPath}`,
   ];
   // The re-encode path's inputs come first, so the sound graph's numbering (plan.ts) holds; the copy is last.
-  const videoInput = plan.picture.length + plan.sounds.length;
+  const videoInput = inputCount(plan);
   const mux = [
     ...RENDER_GLOBALS,
     ...inputArgs(plan),

@@ -11,15 +11,23 @@
 // 720-row frame with no bar above and 2 px below. So the scaled side is the frame's side plus the difference
 // to its exact size rounded to a multiple of 4: the two bars (or the two cropped margins) are then even and
 // equal, the picture is within 2 px of its exact size, and a source within 2 px of the frame's shape fills it.
+import type { ExportQuality } from '../../schemas/timeline-terms.ts';
 
 /** `side` plus (`exact` − `side`) rounded to a multiple of 4, as an ffmpeg expression (no comma escaping). */
 const alignedSide = (side: number, exact: string): string => `${side}+4*round((${exact}-${side})/4)`;
 
 /**
  * The `scale` and `pad` (fit) or `scale` and `crop` (fill) filters that bring any clip to `width`×`height`
- * (both even), centred to the pixel.
+ * (both even), centred to the pixel. A preview scales with the cheapest filter (`fast_bilinear`): its frames
+ * are small and only for looking at a change.
  */
-export function placementFilters(fit: 'fit' | 'fill', width: number, height: number): string {
+export function placementFilters(
+  fit: 'fit' | 'fill',
+  width: number,
+  height: number,
+  quality: ExportQuality = 'final',
+): string {
+  const flags = quality === 'preview' ? ':flags=fast_bilinear' : '';
   // True when the clip is at least as wide as the frame for its height: its width meets the frame's with
   // `fit`, its height with `fill`.
   const wider = `gte(dar,${width}/${height})`;
@@ -29,9 +37,9 @@ export function placementFilters(fit: 'fit' | 'fill', width: number, height: num
     // At least 2 px: a scale size of 0 would mean "keep the ratio" to ffmpeg (a 1×10000 strip in 1280×720).
     const w = `if(${wider},${width},max(2,${alignedSide(width, exactWidth)}))`;
     const h = `if(${wider},max(2,${alignedSide(height, exactHeight)}),${height})`;
-    return `scale=w='${w}':h='${h}',pad=${width}:${height}:(ow-iw)/2:(oh-ih)/2:black`;
+    return `scale=w='${w}':h='${h}'${flags},pad=${width}:${height}:(ow-iw)/2:(oh-ih)/2:black`;
   }
   const w = `if(${wider},${alignedSide(width, exactWidth)},${width})`;
   const h = `if(${wider},${height},${alignedSide(height, exactHeight)})`;
-  return `scale=w='${w}':h='${h}',crop=${width}:${height}:(iw-ow)/2:(ih-oh)/2`;
+  return `scale=w='${w}':h='${h}'${flags},crop=${width}:${height}:(iw-ow)/2:(ih-oh)/2`;
 }

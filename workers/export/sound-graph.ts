@@ -1,42 +1,28 @@
-// The export's sound as one `-filter_complex` fragment (docs/editor.md, The sound): the video track's own
-// audio in place, voice/sfx/music clips at their start, music ducked under voice, the mix normalised. Pure:
-// no ffmpeg here.
+// The export's sound as one `-filter_complex` fragment (docs/editor.md, How the export mixes the sound): the
+// video track's own audio in place (read from each picture clip's input, beside the picture graph, which
+// makes video only), voice/sfx/music clips at their start, every clip at its speed, gain and fades, transitions
+// cross-faded, de-click ramps at every other edge, music ducked under voice, then the loudness stage
+// (loudness.ts). Pure: no ffmpeg here.
 //
 // The graph must parse on every ffmpeg the resolver may pick, including the registry's 2018 4.x fallback,
-// which lacks `amix=normalize`, `adelay=all` and `alimiter=latency`. So it only uses options both have:
-// per-channel sample delays (`adelay=delays=NS|NS`, every stream is stereo by then) and `amix` followed by
-// `volume=N` (see `mixed`). Positions and lengths are counted in samples at 48 kHz so nothing drifts.
-import { clipFrames } from './picture-graph.ts';
-import {
-  PICTURE_SOUND,
-  pictureCarriesSound,
-  pictureInput,
-  pictureSoundLabel,
-  pictureTimeline,
-  soundInput,
-  type ExportPlan,
-  type SoundClip,
-} from './plan.ts';
+// which lacks `amix=normalize`, `adelay=all` and `alimiter=latency`, and whose `atempo` takes 0.5–2 only. So it
+// only uses options both have. Positions and lengths are counted in samples at 48 kHz so nothing drifts: each
+// clip is cut and padded to its exact length, and the clips of a lane are joined by `concat` with silence of
+// the exact gap between them.
+import { FORMAT, SOUND_SAMPLE_RATE, loudnessFilters, MEASURE_FILTER } from './loudness.ts';
+import { pictureTimeline, type ExportPlan } from './plan.ts';
+import { lanes, pictureSegments, toSamples, trackSegments, type SoundSegment } from './sound-segments.ts';
 
-/** Sample rate of every stream in the graph and of the output's AAC track. */
-export const SOUND_SAMPLE_RATE = 48_000;
-
-/** Integrated loudness, true peak and loudness range of the normalised mix (spec 4.7: −14 LUFS). */
-export const LOUDNESS = { integrated: -14, truePeak: -1.5, range: 11 } as const;
+export { LOUDNESS, SOUND_SAMPLE_RATE } from './loudness.ts';
 
 /** Label of the graph's single output: the caller maps it (`-map [aout]`). */
 export const SOUND_OUT = 'aout';
+/** Label of the measuring graph's output (`measureGraph`), mapped to the null muxer. */
+export const MEASURED_OUT = 'measured';
 
 // Ducking: music is pulled down by ~12 dB under speech at −20 dBFS RMS (threshold −34 dBFS, ratio 8), fast
 // enough to clear the first syllable (20 ms) and slow enough in release not to pump between words (300 ms).
 const DUCKING = 'sidechaincompress=threshold=0.02:ratio=8:attack=20:release=300';
-
-// Without loudnorm only the peaks are held under −1.5 dBFS (0.84). `level=0` turns off the auto-level that
-// would otherwise raise the whole mix to 0 dBFS; the 1 ms attack is also the limiter's delay (neither build
-// can compensate it the same way: `latency` is newer than 2018), 48 samples, far below a frame.
-const LIMITER = 'alimiter=limit=0.84:attack=1:release=50:level=0';
-
-const FORMAT = `aformat=sample_fmts=fltp:sample_rates=${SOUND_SAMPLE_RATE}:channel_layouts=stereo`;
 
 // Every decoded stream enters the graph through this: `first_pts=0` pads with silence an audio stream that starts
 // after its input's zero (and drops samples before it), `async=1` fills gaps in its timestamps, so the samples
@@ -46,7 +32,8 @@ const NORMALISE_INPUT = `aresample=${SOUND_SAMPLE_RATE}:async=1:first_pts=0,${FO
 /** An endless silent source (a chain without input label), cut by the `atrim` after it. */
 const SILENCE = `anullsrc=r=${SOUND_SAMPLE_RATE}:cl=stereo`;
 
-const toSamples = (seconds: number): number => Math.round(seconds * SOUND_SAMPLE_RATE);
+/** Timestamps from the sample count, so that `afade` (which places itself by timestamps) and `concat` count true. */
+const RESTAMP = 'asetpts=N/SR/TB';
 
 /** A gain without exponent notation (ffmpeg's expression parser would read `1e-7` fine, but keep it plain). */
 function gain(volume: number): string {
@@ -55,15 +42,27 @@ function gain(volume: number): string {
 }
 
 /**
- * Exactly `samples` long: the input's `-t` stops at a whole decoded frame (1024 samples for AAC) and a file can
- * end early, so the clip is cut (`atrim`) and padded (`apad`) to the sample — otherwise every later position on
- * the track would shift by the error.
+ * Exactly `samples` long: the input's `-t` stops at a whole decoded frame (1024 samples for AAC), a file can end
+ * early and a tempo change rounds, so the stream is cut (`atrim`) and padded (`apad`) to the sample — otherwise
+ * every later position on its lane would shift by the error.
  */
-const exactly = (samples: number): string => `atrim=end_sample=${samples},apad=whole_len=${samples}`;
+const exactly = (samples: number): string[] => [`atrim=end_sample=${samples}`, `apad=whole_len=${samples}`];
+
+/**
+ * `atempo` stages for `speed` (pitch kept): the 2018 build takes 0.5–2 per stage, so 4 is 2 × 2 and 0.25 is
+ * 0.5 × 0.5 — as few equal stages as keep each within that range. None at speed 1.
+ */
+export function tempoFilters(speed: number): string[] {
+  if (!Number.isFinite(speed) || speed <= 0 || Math.abs(speed - 1) < 1e-9) return [];
+  const stages = Math.max(1, Math.ceil(Math.abs(Math.log2(speed)) - 1e-9));
+  const factor = String(Number(Math.pow(speed, 1 / stages).toFixed(6)));
+  return Array.from({ length: stages }, () => `atempo=${factor}`);
+}
 
 /** Filter chains joined by `;`, with the labels they define. */
 class Graph {
   readonly chains: string[] = [];
+  private gaps = 0;
 
   /** Appends `inputs` (labels, or '' for a source chain) → `filters` → `[output]`; returns the output label. */
   add(inputs: string, filters: string[], output: string): string {
@@ -71,10 +70,16 @@ class Graph {
     return `[${output}]`;
   }
 
+  /** `samples` of silence, as a segment of a lane. */
+  silence(samples: number): string {
+    return this.add('', [SILENCE, `atrim=end_sample=${samples}`, FORMAT], `gap${this.gaps++}`);
+  }
+
   /**
    * One stream summing `labels`. `amix` divides every input by the number of inputs still playing; every input
    * here lasts the whole timeline, so that divisor is the constant N and `volume=N` undoes it exactly — the
-   * 2018 build has no `normalize=0`, and the result is the same on both.
+   * 2018 build has no `normalize=0`, and the result is the same on both. Nothing is normalised: two clips
+   * cross-fading sum to the power of one.
    */
   mixed(labels: string[], output: string): string {
     if (labels.length === 1) return labels[0]!;
@@ -83,100 +88,77 @@ class Graph {
 }
 
 /**
- * How the video track's own sound reaches the mix. `separate`: the sound graph concatenates it itself (the
- * fast path, whose picture is copied, and tests of the sound alone). `with-picture`: it only makes each clip's
- * segment, exactly as long as the clip's frames, and the picture graph's `concat` joins them with the frames
- * into `[picture]` (pictureGraph's `withSound`).
+ * One clip's sound as a segment of exactly its samples: its source at 48 kHz stereo (at a speed: `duration ×
+ * speed` source seconds of it, then its tempo), its gain, its ramps (`afade`, placed by sample).
  */
-export type PictureSound = 'separate' | 'with-picture';
-
-/**
- * The video track's audio as one stream of exactly the timeline's length: each clip's own audio (at its volume,
- * cut to its duration) or, for an image or a silent video, silence of its duration, concatenated in order. One
- * `concat` places every clip at its `pictureTimeline` start to the sample, whatever the number of clips, and
- * costs the final mix a single input. Undefined when no clip has audio (the bus would be pure silence).
- * With the picture, each segment lasts its clip's frames (to the sample: a frame is 1600 samples at 30 fps),
- * so the picture's concat, which starts each segment where the longer of its streams ended, never drifts.
- */
-function pictureBus(graph: Graph, plan: ExportPlan, mode: PictureSound): string | undefined {
-  if (!pictureCarriesSound(plan)) return undefined;
-  const lengths = mode === 'with-picture' ? frameLengths(plan) : timeLengths(plan);
-  const segments = plan.picture.flatMap((clip, i) => {
-    const samples = lengths[i]!;
-    if (mode === 'with-picture' && samples <= 0) return []; // no frame: not a segment of the picture either
-    const label = pictureSoundLabel(i);
-    if (!clip.source.audio) return [graph.add('', [SILENCE, `atrim=end_sample=${samples}`, FORMAT], label)];
-    const filters = [NORMALISE_INPUT, `volume=${gain(clip.volume)}`, exactly(samples)];
-    return [graph.add(`[${pictureInput(i)}:a:0]`, filters, label)];
-  });
-  if (mode === 'with-picture') return `[${PICTURE_SOUND}]`;
-  if (segments.length === 1) return segments[0];
-  return graph.add(segments.join(''), [`concat=n=${segments.length}:v=0:a=1`], PICTURE_SOUND);
-}
-
-/** Each picture clip's samples from its place on the timeline: rounded ends, so rounding never accumulates. */
-function timeLengths(plan: ExportPlan): number[] {
-  const { starts } = pictureTimeline(plan);
-  return plan.picture.map((clip, i) => toSamples(starts[i]! + clip.durationSec) - toSamples(starts[i]!));
-}
-
-/** Each picture clip's samples from its frames (`clipFrames`), ends rounded from the frame count. */
-function frameLengths(plan: ExportPlan): number[] {
-  const { fps } = plan.output;
-  let frame = 0;
-  return clipFrames(plan).map((count) => {
-    const start = Math.round((frame * SOUND_SAMPLE_RATE) / fps);
-    frame += Math.max(0, count);
-    return Math.round((frame * SOUND_SAMPLE_RATE) / fps) - start;
-  });
+function segmentChain(graph: Graph, segment: SoundSegment): string {
+  const tempo = tempoFilters(segment.speed);
+  const filters = [
+    NORMALISE_INPUT,
+    ...(tempo.length > 0 ? [...exactly(segment.sourceSamples), ...tempo] : []),
+    ...exactly(segment.samples),
+    RESTAMP,
+    `volume=${gain(segment.volume)}`,
+    ...segment.ramps.map(
+      (r) => `afade=t=${r.direction}:ss=${r.startSample}:ns=${r.samples}:curve=${r.curve}`,
+    ),
+  ];
+  return graph.add(`[${segment.input}:a:0]`, filters, segment.label);
 }
 
 /**
- * One audio-track clip as a stream of the whole timeline: its audio (which the input args already start at the
- * trim point) at its volume, exactly its duration, delayed to `startSec` and padded to the end — so every input
- * of a mix lasts equally long (see `Graph.mixed`). Undefined when nothing of it is heard.
+ * A lane as one stream of the whole timeline: its segments in order, with silence in every gap, joined by one
+ * `concat` (which places each where the one before ended, to the sample), padded to the end.
  */
-function placedSound(
-  graph: Graph,
-  plan: ExportPlan,
-  clip: SoundClip,
-  index: number,
-  totalSamples: number,
-): string | undefined {
-  const start = toSamples(clip.startSec);
-  const samples = Math.min(toSamples(clip.durationSec), totalSamples - start);
-  if (!clip.source.audio || start < 0 || samples <= 0) return undefined;
-  const filters = [NORMALISE_INPUT, `volume=${gain(clip.volume)}`, exactly(samples)];
-  // Sample delays, one per channel: `all=1` and fractional milliseconds are not in every build.
-  if (start > 0) filters.push(`adelay=delays=${start}S|${start}S`);
-  if (start + samples < totalSamples) filters.push(`apad=whole_len=${totalSamples}`);
-  return graph.add(`[${soundInput(plan, index)}:a:0]`, filters, `${clip.track}${index}`);
+function laneStream(graph: Graph, lane: SoundSegment[], name: string, totalSamples: number): string {
+  const parts: string[] = [];
+  let at = 0;
+  for (const segment of lane) {
+    if (segment.startSample > at) parts.push(graph.silence(segment.startSample - at));
+    parts.push(segmentChain(graph, segment));
+    at = segment.startSample + segment.samples;
+  }
+  const filters: string[] = [];
+  if (parts.length > 1) filters.push(`concat=n=${parts.length}:v=0:a=1`);
+  if (at < totalSamples) filters.push(`apad=whole_len=${totalSamples}`);
+  if (filters.length === 0) return parts[0]!;
+  return graph.add(parts.join(''), filters, name);
 }
 
-/**
- * The `-filter_complex` fragment for the export's sound, ending in `[aout]`: 48 kHz stereo float, exactly the
- * picture's total duration. Inputs are numbered as in plan.ts (`pictureInput`, `soundInput`) and are expected
- * to be trimmed already (`-ss trimStartSec -t durationSec` on each input).
- *
- * Loudness normalisation is single-pass `loudnorm` (dynamic mode: it measures as it goes, within about 1 LU of
- * the target on programme material; a two-pass measure-then-apply would double the export time). Without
- * `loudnorm` the mix is only peak-limited; without `sidechaincompress` music plays at its own volume.
- */
-export function soundGraph(plan: ExportPlan, pictureSound: PictureSound = 'separate'): string {
-  const { totalSec } = pictureTimeline(plan);
-  const total = toSamples(totalSec);
+/** Each lane of `segments` as a stream of the whole timeline, labelled `<name>_lane<k>`. */
+function laneStreams(graph: Graph, segments: SoundSegment[], name: string, totalSamples: number): string[] {
+  return lanes(segments).map((lane, k) => laneStream(graph, lane, `${name}_lane${k}`, totalSamples));
+}
+
+/** The timeline's length in samples (the picture's), refusing a timeline without picture. */
+function totalSamplesOf(plan: ExportPlan): number {
+  const total = toSamples(pictureTimeline(plan).totalSec);
   if (total <= 0) throw new RangeError('the export has no picture: its duration is zero');
+  return total;
+}
+
+/** Whether anything of the programme has sound (a picture clip's own audio or an audio clip that is heard). */
+export function programmeHasSound(plan: ExportPlan): boolean {
+  const total = toSamples(pictureTimeline(plan).totalSec);
+  return pictureSegments(plan).length > 0 || trackSegments(plan, total).length > 0;
+}
+
+/**
+ * Every sound of the plan mixed at its place, cut and padded to the timeline's length, before any loudness
+ * stage: the chains, and the mix's label (undefined when nothing is heard).
+ */
+function mixGraph(plan: ExportPlan): { graph: Graph; mix: string | undefined; total: number } {
+  const total = totalSamplesOf(plan);
   const graph = new Graph();
+  const picture = laneStreams(graph, pictureSegments(plan), 'picture', total);
+  const tracks = trackSegments(plan, total);
+  const ofTrack = (bus: SoundSegment['bus']) => tracks.filter((s) => s.bus === bus);
+  const voiceLanes = laneStreams(graph, ofTrack('voice'), 'voice', total);
+  const sfx = laneStreams(graph, ofTrack('sfx'), 'sfx', total);
+  const musicLanes = laneStreams(graph, ofTrack('music'), 'music', total);
 
-  const picture = pictureBus(graph, plan, pictureSound);
-  const byTrack = { voice: [] as string[], sfx: [] as string[], music: [] as string[] };
-  plan.sounds.forEach((clip, i) => {
-    const label = placedSound(graph, plan, clip, i, total);
-    if (label) byTrack[clip.track].push(label);
-  });
-
-  const voice = byTrack.voice.length > 0 ? graph.mixed(byTrack.voice, 'voice') : undefined;
-  let music = byTrack.music.length > 0 ? graph.mixed(byTrack.music, 'music') : undefined;
+  const voice = voiceLanes.length > 0 ? graph.mixed(voiceLanes, 'voice') : undefined;
+  let music = musicLanes.length > 0 ? graph.mixed(musicLanes, 'music') : undefined;
   let heardVoice = voice;
   if (voice && music && plan.filters.sidechaincompress) {
     // The voice bus is both heard and the compressor's key; the compressor works in doubles, so back to fltp.
@@ -184,25 +166,47 @@ export function soundGraph(plan: ExportPlan, pictureSound: PictureSound = 'separ
     heardVoice = '[voice_out]';
     music = graph.add(`${music}[voice_key]`, [DUCKING, FORMAT], 'music_ducked');
   }
+  const streams = [...picture, heardVoice, ...sfx, music].filter((s): s is string => s !== undefined);
+  return { graph, mix: streams.length > 0 ? graph.mixed(streams, 'mix') : undefined, total };
+}
 
-  const streams = [picture, heardVoice, ...byTrack.sfx, music].filter((s): s is string => s !== undefined);
-  if (streams.length === 0) {
+/**
+ * The `-filter_complex` fragment for the export's sound, ending in `[aout]`: 48 kHz stereo float, exactly the
+ * picture's total duration (`pictureTimeline`). Inputs are numbered as in plan.ts: each picture clip's own audio
+ * is `[pictureSoundInput(plan, i):a:0]` (its file opened again for the sound alone; silence for images and
+ * silent videos), each sound clip's
+ * `[soundInput(j):a:0]`, every input already seeked to its trim point by the input args.
+ *
+ * The loudness stage is `loudnessFilters`: the measured programme normalised in linear mode when the plan
+ * carries `measuredLoudness` (the measuring pass, measure-command.ts), else limited only.
+ */
+export function soundGraph(plan: ExportPlan): string {
+  const { graph, mix, total } = mixGraph(plan);
+  if (mix === undefined) {
     // The output always carries an AAC stereo track, silent if need be.
     graph.add('', [SILENCE, `atrim=end_sample=${total}`, FORMAT], SOUND_OUT);
     return graph.chains.join(';');
   }
-
-  const mix = graph.mixed(streams, 'mix');
-  const master = [`apad=whole_len=${total}`, `atrim=end_sample=${total}`];
-  if (plan.filters.loudnorm) {
-    // loudnorm resamples to 192 kHz internally and outputs that rate: back to 48 kHz.
-    const { integrated, truePeak, range } = LOUDNESS;
-    master.push(`loudnorm=I=${integrated}:TP=${truePeak}:LRA=${range}`, `aresample=${SOUND_SAMPLE_RATE}`);
-  } else {
-    master.push(LIMITER);
-  }
-  // The resampling and the limiter's delay may leave a few samples more or less: the length is cut once more.
-  master.push(FORMAT, `apad=whole_len=${total}`, `atrim=end_sample=${total}`);
+  const master = [
+    `apad=whole_len=${total}`,
+    `atrim=end_sample=${total}`,
+    ...loudnessFilters(plan),
+    // The resampling and the limiter's delay may leave a few samples more or less: the length is cut once more.
+    FORMAT,
+    `apad=whole_len=${total}`,
+    `atrim=end_sample=${total}`,
+  ];
   graph.add(mix, master, SOUND_OUT);
+  return graph.chains.join(';');
+}
+
+/**
+ * The measuring pass's graph: the same mix as `soundGraph`'s, into `loudnorm … print_format=json`, ending in
+ * `[measured]` (for the null muxer). On a plan without sound it measures silence.
+ */
+export function measureGraph(plan: ExportPlan): string {
+  const { graph, mix, total } = mixGraph(plan);
+  const source = mix ?? graph.add('', [SILENCE, FORMAT], 'silence');
+  graph.add(source, [`apad=whole_len=${total}`, `atrim=end_sample=${total}`, MEASURE_FILTER], MEASURED_OUT);
   return graph.chains.join(';');
 }

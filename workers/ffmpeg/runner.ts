@@ -9,9 +9,12 @@ import { setPriority } from 'node:os';
 import { niceAutogroup, tiedToThisThread } from '../../src/platform/core/index.ts';
 import { ProgressParser } from './progress.ts';
 
-/** How one ffmpeg run ended. `code`/`signal` are the child's; `stderrTail` is for the log, never for users. */
+/**
+ * How one ffmpeg run ended. `code`/`signal` are the child's; `stderrTail` is for the log, never for users.
+ * `stderr`: the log of a successful run, when asked for (`keepStderr`).
+ */
 export type RunResult =
-  | { ok: true }
+  | { ok: true; stderr?: string }
   | {
       ok: false;
       reason: 'exit' | 'timeout' | 'aborted' | 'spawn';
@@ -34,10 +37,17 @@ export interface RunFfmpegOptions {
   onSpawn?(pid: number): void;
   /** Added niceness (default 10); 0 spawns ffmpeg as it is. */
   niceness?: number;
+  /**
+   * Keep the log (stderr, its last STDERR_KEPT_BYTES) and give it with a success, for a run whose result is
+   * printed there (a measurement). Otherwise only a failure's tail is kept.
+   */
+  keepStderr?: boolean;
 }
 
 /** The bytes of stderr kept for the log. */
 export const STDERR_TAIL_BYTES = 8 * 1024;
+/** The bytes of stderr kept for a run with `keepStderr` (its result is at the end of the log). */
+export const STDERR_KEPT_BYTES = 256 * 1024;
 export const DEFAULT_NICENESS = 10;
 /** After the child's exit, how long its pipes may stay open before the result is given anyway. */
 const CLOSE_GRACE_MS = 1_000;
@@ -70,7 +80,8 @@ function findNice(): string | null {
  * `setPriority` right after the spawn is the fallback.
  */
 export function runFfmpeg(options: RunFfmpegOptions): Promise<RunResult> {
-  const { ffmpegPath, args, totalSec, timeoutMs, signal, onProgress, onSpawn } = options;
+  const { ffmpegPath, args, totalSec, timeoutMs, signal, onProgress, onSpawn, keepStderr } = options;
+  const keptBytes = keepStderr ? STDERR_KEPT_BYTES : STDERR_TAIL_BYTES;
   const niceness = options.niceness ?? DEFAULT_NICENESS;
   if (signal?.aborted) {
     return Promise.resolve({ ok: false, reason: 'aborted', code: null, signal: null, stderrTail: '' });
@@ -128,7 +139,7 @@ export function runFfmpeg(options: RunFfmpegOptions): Promise<RunResult> {
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       stderr += chunk;
       // Cut back only now and then, so a chatty ffmpeg costs O(its output), not O(output × tail).
-      if (stderr.length > 4 * STDERR_TAIL_BYTES) stderr = tail();
+      if (stderr.length > 4 * keptBytes) stderr = stderr.slice(-keptBytes);
     });
 
     child.once('spawn', () => {
@@ -161,7 +172,7 @@ export function runFfmpeg(options: RunFfmpegOptions): Promise<RunResult> {
         finish({ ok: false, reason: killedFor, code, signal: exitSignal, stderrTail: tail() });
       } else if (code === 0) {
         report(1);
-        finish({ ok: true });
+        finish(keepStderr ? { ok: true, stderr: stderr.slice(-keptBytes) } : { ok: true });
       } else {
         // `nice` itself answers 126/127 when it cannot run ffmpeg (not executable, not found).
         const reason = nice && (code === 126 || code === 127) ? 'spawn' : 'exit';

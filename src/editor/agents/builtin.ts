@@ -1,6 +1,13 @@
 import type { AgentModel, AgentOutput, AgentReply, AgentTools, AgentTurnInput } from './agent-model.ts';
 import { parseDirectorIntent, type DirectorIntent } from './director-intents.ts';
 import { directorExport } from './export-step.ts';
+import {
+  directorAddText,
+  directorFadeAudio,
+  directorSetMotion,
+  directorSetSpeed,
+  directorSetTransition,
+} from './look-steps.ts';
 import { continueStoryboard, planStoryboard } from './scene-steps.ts';
 import {
   directorAddToVideo,
@@ -24,9 +31,12 @@ export interface BuiltinAgentOptions {
 
 const HELP =
   'I\'m the built-in director. I can plan a video ("a 3-scene video about a lighthouse at dawn") and then ' +
-  'generate one scene each time you say "continue" (add a note: "continue with the sunset"), edit the ' +
+  'generate one scene each time you say "continue" (add a note: "continue with the sunset"); edit the ' +
   'timeline ("remove clip 2", "move clip 3 to the start", "make it 16:9", "add the image as scene 2", ' +
-  '"use va_… as music") and export the video ("export it").';
+  '"use va_… as music"); put words on screen ("add a title Lighthouse at dawn", "add a caption Low tide at 5 ' +
+  'seconds"); add transitions ("crossfade between the scenes", "fade to black between scenes"), motion and ' +
+  'speed ("slow zoom on the images", "play clip 2 at half speed") and sound fades ("fade out the music at the ' +
+  'end"); and export the video ("export it", or "export a preview" to check it quickly).';
 const CANNOT = "I can't do that myself (or I didn't understand it).";
 
 function step(ctx: DirectorTurn, intent: DirectorIntent): Promise<string> | string {
@@ -47,6 +57,16 @@ function step(ctx: DirectorTurn, intent: DirectorIntent): Promise<string> | stri
       return directorUseAudio(ctx, intent.asset_id, intent.track);
     case 'export':
       return directorExport(ctx, intent);
+    case 'add_text':
+      return directorAddText(ctx, intent);
+    case 'set_transition':
+      return directorSetTransition(ctx, intent);
+    case 'set_motion':
+      return directorSetMotion(ctx, intent);
+    case 'set_speed':
+      return directorSetSpeed(ctx, intent);
+    case 'fade_audio':
+      return directorFadeAudio(ctx, intent);
     case 'help':
       return directorReply(intent.asked ? HELP : `${CANNOT} ${HELP}`, 'What would you like to do?');
   }

@@ -1,11 +1,12 @@
 import { PROJECT_ASPECT_RATIOS, type ProjectAspectRatio } from '../../../schemas/editor-terms.ts';
+import { NUM, ORD, parseClipRef, parseCount, type DirectorClipRef } from './director-words.ts';
+import { parseAddText, parseLookIntent, type LookIntent } from './look-intents.ts';
+
+export type { DirectorClipRef } from './director-words.ts';
 
 // What the builtin director understands (docs/editor.md, The builtin director): a small, deterministic
 // grammar over plain English. Parsing is pure so every phrasing can be tested without a timeline; the
 // director decides what to do with it.
-
-/** A clip of the video track as the user names it: a 1-based position, or the last one. */
-export type DirectorClipRef = number | 'last';
 
 export type DirectorMoveTarget =
   | { kind: 'start' }
@@ -27,41 +28,17 @@ export type DirectorIntent =
   /** `asset_id` null: "the image" (this turn's reference, else the newest image); `position` null: at the end. */
   | { kind: 'add_to_video'; asset_id: string | null; position: number | null }
   | { kind: 'use_audio'; asset_id: string; track: DirectorAudioTrack }
-  /** `fit` null: the export's default. */
-  | { kind: 'export'; fit: 'fit' | 'fill' | null }
+  /** `fit`, `quality` null: the export's defaults. */
+  | { kind: 'export'; fit: 'fit' | 'fill' | null; quality: 'final' | 'preview' | null }
+  /** Titles, transitions, motion, speed, sound fades (look-intents.ts). */
+  | LookIntent
   /** `asked`: the user asked what the director can do (rather than something it cannot). */
   | { kind: 'help'; asked: boolean };
 
 /** Scenes of a storyboard when the request names no number. */
 export const DEFAULT_STORYBOARD_SCENES = 3;
 
-const NUMBER_WORDS: Readonly<Record<string, number>> = {
-  one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10, eleven: 11, twelve: 12,
-}; // prettier-ignore
-const ORDINALS: Readonly<Record<string, number>> = {
-  first: 1, second: 2, third: 3, fourth: 4, fifth: 5, sixth: 6, seventh: 7, eighth: 8, ninth: 9, tenth: 10,
-}; // prettier-ignore
-
-const NUM = `(?:\\d+|${Object.keys(NUMBER_WORDS).join('|')})`;
-const ORD = `(?:\\d+(?:st|nd|rd|th)|${Object.keys(ORDINALS).join('|')})`;
 const ASSET_ID = /\bva_[A-Za-z0-9_-]+/;
-
-/** A number written as digits, a word ("three") or an ordinal ("third", "3rd"). */
-function parseCount(word: string): number | null {
-  const lower = word.toLowerCase();
-  const digits = /^(\d+)(?:st|nd|rd|th)?$/.exec(lower);
-  if (digits) return Number(digits[1]);
-  return NUMBER_WORDS[lower] ?? ORDINALS[lower] ?? null;
-}
-
-/** The first clip named in `text`: "clip 2", "clip #2", "clip two", "the second clip", "the last clip". */
-function parseClipRef(text: string): DirectorClipRef | null {
-  const numbered = new RegExp(`\\bclip\\s*(?:#|no\\.?\\s*|number\\s*)?(${NUM})\\b`, 'i').exec(text);
-  if (numbered) return parseCount(numbered[1]!);
-  const ordinal = new RegExp(`\\b(${ORD}|last)\\s+clip\\b`, 'i').exec(text);
-  if (!ordinal) return null;
-  return ordinal[1]!.toLowerCase() === 'last' ? 'last' : parseCount(ordinal[1]!);
-}
 
 function parseMoveTarget(preposition: string, rest: string): DirectorMoveTarget | null {
   if (preposition !== 'to') {
@@ -267,25 +244,49 @@ function parseContinue(text: string): { note: string } | null {
   return null;
 }
 
-/** "export it", "export the video", "export it cropped": not when negated ("don't export yet"). */
+/**
+ * "export it", "export the video", "export it cropped", "export a preview", "preview it": not when negated
+ * ("don't export yet").
+ */
 function parseExport(text: string): DirectorIntent | null {
-  if (!/\bexport\b/i.test(text)) return null;
-  if (/\b(?:don'?t|do\s+not|not|never|no\s+need\s+to|without)\b[^.!?]*\bexport/i.test(text)) return null;
+  const previewOnly =
+    /^(?:(?:please|ok(?:ay)?|now|then|and|so)[\s,]+)*(?:preview\s+it|(?:show\s+me|make|give\s+me|render)\s+a\s+preview)\b/i;
+  if (!/\b(?:export|render)\b/i.test(text) && !previewOnly.test(text)) return null;
+  if (
+    /\b(?:don'?t|do\s+not|not|never|no\s+need\s+to|without)\b[^.!?]*\b(?:export|render|preview)/i.test(text)
+  )
+    return null;
   const fit = /\b(?:fill|crop(?:ped|ping)?)\b/i.test(text)
     ? 'fill'
     : /\b(?:letterbox(?:ed|ing)?|fit)\b/i.test(text)
       ? 'fit'
       : null;
-  return { kind: 'export', fit };
+  const quality = /\b(?:preview|draft|quick|low[\s-]?res(?:olution)?|360p)\b/i.test(text)
+    ? 'preview'
+    : /\b(?:final|full[\s-]?quality|high[\s-]?quality)\b/i.test(text)
+      ? 'final'
+      : null;
+  return { kind: 'export', fit, quality };
 }
 
 // An orientation word alone ("square", "tall") is often part of a description; with a verb it is a ratio.
 const RESHAPING =
   /\b(?:make|turn|switch|change|convert|set|go|crop|reformat|format|aspect|orientation|ratio)\b/i;
 
-/** The intent of one instruction; the most specific reading wins (an edit before a storyboard request). */
+/**
+ * The intent of one instruction; the most specific reading wins: a text clip first (its words may say
+ * anything), then the look of the video (transitions, motion, speed, fades: before the plain edits, so "remove
+ * the transition on clip 2" removes no clip) unless the instruction asks for a video about something, then the
+ * plain edits, a storyboard, a ratio, "continue" and "export".
+ */
 export function parseDirectorIntent(instruction: string): DirectorIntent {
   const text = instruction.replace(/\s+/g, ' ').trim();
+  const words = parseAddText(text);
+  if (words) return words;
+  // A storyboard's subject may name a look ("a video about old photos, slowly zooming"): it is not an edit.
+  const storyboard = parseStoryboard(text);
+  const look = storyboard?.kind === 'storyboard' && storyboard.subject ? null : parseLookIntent(text);
+  if (look) return look;
   const audio = parseUseAudio(text);
   if (audio) return audio;
   if (/\b(?:remove|delete|drop|take out|get rid of)\b/i.test(text)) {
@@ -300,7 +301,6 @@ export function parseDirectorIntent(instruction: string): DirectorIntent {
   }
   const add = parseAddToVideo(text);
   if (add) return add;
-  const storyboard = parseStoryboard(text);
   if (storyboard) return storyboard;
   const ratio = parseAspectRatio(text);
   if (ratio && (WRITTEN_RATIO.test(text) || RESHAPING.test(text) || text.split(' ').length <= 3)) {

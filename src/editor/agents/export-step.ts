@@ -12,7 +12,10 @@ export async function directorExport(
   ctx: DirectorTurn,
   intent: Extract<DirectorIntent, { kind: 'export' }>,
 ): Promise<string> {
-  const outcome = await callAgentTool(ctx.tools, 'export_video', intent.fit ? { fit: intent.fit } : {});
+  const outcome = await callAgentTool(ctx.tools, 'export_video', {
+    ...(intent.fit ? { fit: intent.fit } : {}),
+    ...(intent.quality ? { quality: intent.quality } : {}),
+  });
   if (!outcome.ok) {
     return directorReply(
       `I couldn't export the video: ${toolErrorText(outcome.error)}.`,
@@ -30,8 +33,9 @@ export async function directorExport(
     exported.duration_sec === null ? null : `${round(exported.duration_sec)} s`,
     exported.video_clip_count === null ? null : clipsPhrase(exported.video_clip_count),
   ].filter(Boolean);
+  const what = intent.quality === 'preview' ? 'a preview of your video (360p)' : 'your video';
   return directorReply(
-    `Here is your video${details.length > 0 ? ` (${details.join(', ')})` : ''}: ${exported.video_url}`,
+    `Here is ${what}${details.length > 0 ? ` (${details.join(', ')})` : ''}: ${exported.video_url}`,
     'Would you like any changes?',
   );
 }

@@ -3,9 +3,11 @@ import type { AgentTools, AgentTurnInput } from './agent-model.ts';
 import {
   callAgentTool,
   readLibraryResult,
+  readTrackResult,
   readVideoTrackResult,
   type DirectorAsset,
   type DirectorClip,
+  type DirectorTrackClip,
 } from './tool-results.ts';
 
 /** How the director generates scenes. */
@@ -46,6 +48,40 @@ export async function readDirectorTimeline(
     };
   }
   return { ok: true, value: readVideoTrackResult(outcome.result, ctx.input.video.id) };
+}
+
+/** The target video's tracks the look steps work on, each in order. */
+export interface DirectorTracks {
+  video: DirectorTrackClip[];
+  voice: DirectorTrackClip[];
+  sfx: DirectorTrackClip[];
+  music: DirectorTrackClip[];
+  text: DirectorTrackClip[];
+}
+
+/** The target video's tracks, in order. */
+export async function readDirectorTracks(
+  ctx: DirectorTurn,
+  question = AFTER_FAILED_READ,
+): Promise<DirectorRead<DirectorTracks>> {
+  const outcome = await callAgentTool(ctx.tools, 'get_timeline', { video_id: ctx.input.video.id });
+  if (!outcome.ok) {
+    return {
+      ok: false,
+      reply: directorReply(`I couldn't read the timeline: ${toolErrorText(outcome.error)}.`, question),
+    };
+  }
+  const read = (track: keyof DirectorTracks) => readTrackResult(outcome.result, ctx.input.video.id, track);
+  return {
+    ok: true,
+    value: {
+      video: read('video'),
+      voice: read('voice'),
+      sfx: read('sfx'),
+      music: read('music'),
+      text: read('text'),
+    },
+  };
 }
 
 /** The project's library, oldest first. */

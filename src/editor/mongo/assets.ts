@@ -31,6 +31,20 @@ export async function createMongoAssets(db: Db): Promise<AssetsRepository> {
       const doc = await assets.findOne({ _id: id });
       return doc ? toRecord(doc) : null;
     },
+    async updateMetadata(id, metadata) {
+      const fields = Object.entries(metadata);
+      if (fields.some(([key]) => key === '' || key.includes('.') || key.startsWith('$'))) {
+        throw new Error('metadata keys are plain names');
+      }
+      if (fields.length === 0) {
+        const doc = await assets.findOne({ _id: id });
+        return doc ? toRecord(doc) : null;
+      }
+      // Dotted paths set only these keys: metadata written meanwhile by anyone else stays.
+      const set = Object.fromEntries(fields.map(([key, value]) => [`metadata.${key}`, value]));
+      const doc = await assets.findOneAndUpdate({ _id: id }, { $set: set }, { returnDocument: 'after' });
+      return doc ? toRecord(doc) : null;
+    },
     async listByProject(projectId) {
       const docs = await assets.find({ project_id: projectId }).sort({ created_at: 1, _id: 1 }).toArray();
       return docs.map(toRecord);

@@ -1,6 +1,7 @@
 import type { AgentToolArgs, AgentToolName } from '../../../schemas/agent-tools.ts';
+import { LOOK_FIELDS } from '../../../schemas/clip-applies.ts';
 import {
-  toClipView,
+  toClipViews,
   type AssetView,
   type ClipView,
   type AssetRecord,
@@ -12,7 +13,9 @@ import {
 } from '../../../actors/index.ts';
 import { AppError, newId } from '../../platform/index.ts';
 import type { AgentClip, AgentLibraryItem, ToolOutcome } from '../agents/agent-model.ts';
+import type { ExportRequest } from '../../../schemas/editor.ts';
 import type { VideoExporter } from '../ports/video-exporter.ts';
+import { lookTools } from './turn-look-tools.ts';
 import type { TurnMedia } from './turn-media.ts';
 import { TurnLost, type TurnSession } from './turn-session.ts';
 
@@ -28,10 +31,17 @@ export function libraryItem(asset: AssetRecord): AgentLibraryItem {
   };
 }
 
-/** A clip as the agent sees it in the system prompt. */
+/** The second edition's fields a clip may carry, as the agent sees them. */
+const AGENT_LOOK_FIELDS = LOOK_FIELDS satisfies readonly (keyof AgentClip)[];
+
+/** A clip as the agent sees it in the system prompt: its timing, and the look fields it has. */
 export function agentClip(clip: ClipRecord): AgentClip {
   const { id, track, idx, asset_id, start_sec, trim_start_sec, duration_sec, volume } = clip;
-  return { id, track, idx, asset_id, start_sec, trim_start_sec, duration_sec, volume };
+  const looks: Partial<AgentClip> = {};
+  for (const field of AGENT_LOOK_FIELDS) {
+    if (clip[field] !== undefined) Object.assign(looks, { [field]: clip[field] });
+  }
+  return { id, track, idx, asset_id, start_sec, trim_start_sec, duration_sec, volume, ...looks };
 }
 
 /** What a turn did, for instruct's answer (docs/editor.md, Routes). */
@@ -111,6 +121,7 @@ export function toolRunners(context: TurnToolContext): ToolRunners {
     ...readingTools(context),
     ...mediaTools(context),
     ...editingTools(context),
+    ...lookTools(context),
     ...exportTool(context),
   };
 }
@@ -134,11 +145,14 @@ function readingTools({
       if (!state.videos.some((video) => video.id === target)) {
         return { ok: false, error: `video ${target} is not in this project` };
       }
-      const clips = state.clips
-        .filter((clip) => clip.video_id === target)
-        .sort((a, b) => a.track.localeCompare(b.track) || a.idx - b.idx)
-        .map(toClipView);
-      const tracks = { video: [], voice: [], sfx: [], music: [] } as Record<string, ClipView[]>;
+      const assets = await deps.assets.listByProject(session.projectId);
+      const clips = toClipViews(
+        state.clips
+          .filter((clip) => clip.video_id === target)
+          .sort((a, b) => a.track.localeCompare(b.track) || a.idx - b.idx),
+        assets,
+      );
+      const tracks = { video: [], voice: [], sfx: [], music: [], text: [] } as Record<string, ClipView[]>;
       for (const clip of clips) tracks[clip.track]!.push(clip);
       return { ok: true, result: { video_id: target, tracks }, summary: `${clips.length} clips` };
     },
@@ -262,6 +276,12 @@ function editingTools({
   };
 }
 
+/** `export_video`'s arguments as the export route's body (the same fields, the same defaults). */
+function exportBody(args: AgentToolArgs<'export_video'>): ExportRequest {
+  const { fit, quality } = args;
+  return { ...(fit ? { fit } : {}), ...(quality ? { quality } : {}) };
+}
+
 /**
  * The REST export of the target video as it is now (the turn's own edits included): the same checks, rate
  * limit, cache and `export.*` events. Not a media generation, and nothing is charged for it.
@@ -273,9 +293,7 @@ function exportTool({ deps, session, project }: TurnToolContext): Pick<ToolRunne
       const video = state.videos.find((one) => one.id === session.videoId);
       if (!video) throw new TurnLost();
       try {
-        const answer = await deps.exports.export(session.principal.userId, state, video, {
-          ...(args.fit ? { fit: args.fit } : {}),
-        });
+        const answer = await deps.exports.export(session.principal.userId, state, video, exportBody(args));
         return {
           ok: true,
           result: answer,

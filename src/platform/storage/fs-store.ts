@@ -114,6 +114,10 @@ export async function createFsMediaStore(options: { dir: string }): Promise<Medi
       return createReadStream('', { fd: handle, ...(range ?? {}) });
     },
 
+    async localPath(id) {
+      return (await readSidecar(id)) ? dataPath(id) : null;
+    },
+
     async delete(id) {
       if (!isMediaId(id)) return;
       // Sidecar first: once it is gone the file is invisible, whatever happens to the data file after.

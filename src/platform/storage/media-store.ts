@@ -35,4 +35,10 @@ export interface MediaStore {
   open(id: string, range?: ByteRange): Promise<Readable>;
   /** Removes the file; removing a missing file is not an error. */
   delete(id: string): Promise<void>;
+  /**
+   * Where the stored file lies on this machine, for a reader that needs a file (ffmpeg), when the store keeps
+   * plain files (fs); null when it does not, or there is no such file. Only to be read: never written, moved
+   * or removed past the store.
+   */
+  localPath?(id: string): Promise<string | null>;
 }

@@ -1,3 +1,4 @@
+import { Fragment, type ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { INSTRUCTION_MAX, TURN_CREDITS, type Message } from '../api-types.ts';
 import { ErrorText, formValue } from '../ui.tsx';
@@ -10,13 +11,17 @@ export interface LiveTurn {
   failed?: string;
 }
 
-/** The video's thread, the reply streaming in, and the instruction field. */
+/**
+ * The video's thread, the reply streaming in, and the instruction field. `turnDetails`, when given, is drawn
+ * between each turn's instruction and its reply (the studio shows the turn's steps there).
+ */
 export function Chat(props: {
   messages: Message[] | null;
   live: LiveTurn | null;
   error: string | null;
   sending: boolean;
   onSend: (instruction: string) => Promise<boolean>;
+  turnDetails?: (turnId: string) => ComponentChildren;
 }) {
   const [instruction, setInstruction] = useState('');
   const end = useRef<HTMLDivElement>(null);
@@ -24,7 +29,13 @@ export function Chat(props: {
   useEffect(() => {
     const box = end.current?.parentElement;
     if (box) box.scrollTop = box.scrollHeight;
-  }, [props.messages, liveText, props.live]);
+  }, [props.messages, liveText, props.live, props.turnDetails]);
+  const liveTurnId = props.live?.turnId ?? null;
+  // Once the thread holds the live turn's messages, its details are drawn there, not twice.
+  const liveDetails =
+    liveTurnId !== null && !props.messages?.some((m) => m.turn_id === liveTurnId)
+      ? props.turnDetails?.(liveTurnId)
+      : null;
   const submit = async (event: Event): Promise<void> => {
     event.preventDefault();
     const text = formValue(event, 'instruction').trim();
@@ -50,10 +61,13 @@ export function Chat(props: {
           </p>
         )}
         {props.messages?.map((m) => (
-          <div key={m.id} class={'msg ' + m.role}>
-            <span class="who">{m.role === 'user' ? 'You' : 'Director'}</span>
-            <p>{m.text || (m.image_urls?.length ? `(${m.image_urls.length} image(s))` : '')}</p>
-          </div>
+          <Fragment key={m.id}>
+            <div class={'msg ' + m.role}>
+              <span class="who">{m.role === 'user' ? 'You' : 'Director'}</span>
+              <p>{m.text || (m.image_urls?.length ? `(${m.image_urls.length} image(s))` : '')}</p>
+            </div>
+            {m.role === 'user' && props.turnDetails?.(m.turn_id)}
+          </Fragment>
         ))}
         {props.live && (
           <>
@@ -63,6 +77,7 @@ export function Chat(props: {
                 <p>{props.live.instruction}</p>
               </div>
             )}
+            {liveDetails}
             <div class="msg assistant pending">
               <span class="who">Director</span>
               <p>{props.live.failed ?? (props.live.text || 'Working…')}</p>

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { formatDate, formatSeconds } from '../format.ts';
-import type { Asset, ExportFit } from '../api-types.ts';
-import { assetNumber } from '../asset-metadata.ts';
+import { EXPORT_QUALITIES, type Asset, type ExportFit, type ExportQuality } from '../api-types.ts';
+import { assetNumber, assetText } from '../asset-metadata.ts';
 import { ErrorText } from '../ui.tsx';
 
 /** An export of the selected video in progress, from its POST and the export.* events. */
@@ -11,14 +11,31 @@ export interface ExportRun {
   error: string | null;
 }
 
-/** The preview of the video's latest export, the Export button and its live progress. */
+const QUALITY_WORDS: Record<ExportQuality, string> = {
+  final: 'final (full size)',
+  preview: 'preview (360p, fast)',
+};
+
+/**
+ * The player of the video's latest export, the Export button with its fit and quality (a `preview` is a quick
+ * 360p look at a change, docs/editor.md "Previews"), and the export's live progress.
+ */
 export function ExportPanel(props: {
   latest: Asset | undefined;
   run: ExportRun;
   canExport: boolean;
-  onExport: (fit: ExportFit) => void;
+  onExport: (fit: ExportFit, quality: ExportQuality) => void;
+  /** The `Fit` chosen, when the page holds it (the preview player places pictures by it too). */
+  fit?: ExportFit;
+  onFitChange?: (fit: ExportFit) => void;
 }) {
-  const [fit, setFit] = useState<ExportFit>('fit');
+  const [ownFit, setOwnFit] = useState<ExportFit>('fit');
+  const fit = props.fit ?? ownFit;
+  const setFit = (value: ExportFit) => {
+    setOwnFit(value);
+    props.onFitChange?.(value);
+  };
+  const [quality, setQuality] = useState<ExportQuality>('final');
   const { latest, run } = props;
   return (
     <section class="export" aria-labelledby="export-title">
@@ -34,7 +51,8 @@ export function ExportPanel(props: {
             aria-label="Latest export"
           />
           <figcaption class="hint">
-            Exported {formatDate(latest.created_at)} · {formatSeconds(assetNumber(latest, 'duration_sec'))} ·{' '}
+            {assetText(latest, 'quality') === 'preview' ? 'Preview exported' : 'Exported'}{' '}
+            {formatDate(latest.created_at)} · {formatSeconds(assetNumber(latest, 'duration_sec'))} ·{' '}
             <a href={latest.url} download>
               Download
             </a>
@@ -55,7 +73,21 @@ export function ExportPanel(props: {
             <option value="fill">fill (crop)</option>
           </select>
         </div>
-        <button type="button" disabled={run.running} onClick={() => props.onExport(fit)}>
+        <div class="field">
+          <label for="export-quality">Quality</label>
+          <select
+            id="export-quality"
+            value={quality}
+            onChange={(e) => setQuality(e.currentTarget.value === 'preview' ? 'preview' : 'final')}
+          >
+            {EXPORT_QUALITIES.map((q) => (
+              <option key={q} value={q}>
+                {QUALITY_WORDS[q]}
+              </option>
+            ))}
+          </select>
+        </div>
+        <button type="button" disabled={run.running} onClick={() => props.onExport(fit, quality)}>
           Export
         </button>
       </div>

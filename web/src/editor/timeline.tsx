@@ -1,51 +1,172 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { formatSeconds } from '../format.ts';
 import {
   CLIP_VOLUME_MAX,
-  TRACKS,
+  FADE_MAX_SEC,
+  MOTIONS,
+  SPEED_MAX,
+  SPEED_MIN,
+  TEXT_BACKGROUNDS,
+  TEXT_MAX_CHARS,
+  TEXT_POSITIONS,
+  TEXT_STYLES,
+  TRANSITION_MAX_SEC,
+  TRANSITION_MIN_SEC,
+  TRANSITION_TYPES,
+  clipKind,
+  fieldApplies,
+  type AddClipRequest,
+  type ApplicableField,
   type Asset,
   type Clip,
   type PatchClipRequest,
   type Track,
+  type TransitionIn,
+  TRANSITION_DEFAULT_SEC,
 } from '../api-types.ts';
-import { formValue } from '../ui.tsx';
-import { assetName } from './library.tsx';
+import {
+  BACKGROUND_OPTIONS,
+  MOTION_OPTIONS,
+  POSITION_OPTIONS,
+  STYLE_OPTIONS,
+  TRANSITION_OPTIONS,
+} from './clip-looks.ts';
+import {
+  ColorField,
+  NumberField,
+  SelectField,
+  TextAreaField,
+  numberOrNull,
+  oneOf,
+  useDraft,
+} from './fields.tsx';
+import { assetName } from './asset-names.ts';
 
-/** The actions the timeline asks the page to run (each with If-Match). */
+/** The actions the timeline asks the page to run (each with If-Match); true when the change was made. */
 export interface TimelineActions {
-  update: (clip: Clip, patch: PatchClipRequest) => Promise<void>;
-  remove: (clip: Clip) => Promise<void>;
+  add: (body: AddClipRequest) => Promise<boolean>;
+  update: (clip: Clip, patch: PatchClipRequest) => Promise<boolean>;
+  remove: (clip: Clip) => Promise<boolean>;
 }
 
-const TRACK_NAMES: Record<Track, string> = {
+export const TRACK_NAMES: Record<Track, string> = {
   video: 'Video',
+  text: 'Text',
   voice: 'Voice',
   sfx: 'Sound effects',
   music: 'Music',
 };
 
-function numberOrNull(text: string): number | null | undefined {
-  const t = text.trim();
-  if (t === '') return null;
-  const n = Number(t);
-  return Number.isFinite(n) ? n : undefined;
+/** What a clip shows as its name: a text clip its text, any other its asset's name. */
+export function clipTitle(clip: Clip, asset: Asset | undefined): string {
+  return clip.track === 'text' ? (clip.text ?? '') : assetName(asset);
 }
 
-function ClipRow(props: { clip: Clip; asset: Asset | undefined; count: number; actions: TimelineActions }) {
-  const { clip, count, actions } = props;
-  const [start, setStart] = useState('');
-  const [trim, setTrim] = useState('');
-  const [duration, setDuration] = useState('');
-  const [volume, setVolume] = useState('');
+const sameTransition = (a: TransitionIn | null, b: TransitionIn | null): boolean =>
+  a === b || (a !== null && b !== null && a.type === b.type && a.duration_sec === b.duration_sec);
+
+/** The form's values of a clip: every field as the text its input holds. */
+function clipValues(clip: Clip): Record<string, string> {
+  const text = (n: number | null | undefined): string => (n === null || n === undefined ? '' : String(n));
+  return {
+    start: text(clip.start_sec),
+    trim: text(clip.trim_start_sec),
+    duration: text(clip.duration_sec),
+    volume: text(clip.volume),
+    text: clip.text ?? '',
+    style: clip.style ?? 'title',
+    position: clip.position ?? '',
+    color: (clip.color ?? '#ffffff').toLowerCase(),
+    background: clip.background ?? '',
+    transition: clip.transition_in?.type ?? '',
+    transitionSec: text(clip.transition_in?.duration_sec ?? TRANSITION_DEFAULT_SEC),
+    motion: clip.motion ?? 'none',
+    speed: text(clip.speed),
+    fadeIn: text(clip.fade_in_sec),
+    fadeOut: text(clip.fade_out_sec),
+  };
+}
+
+/**
+ * The changes between a clip and its form: only what changed is sent. A blank number keeps the clip's value
+ * (null cannot be sent back); a select set to "the style's" sends null. A string is a message to show.
+ */
+function clipPatch(
+  clip: Clip,
+  draft: Record<string, string>,
+  applies: (field: ApplicableField) => boolean,
+): PatchClipRequest | string {
+  const patch: PatchClipRequest = {};
+  const numbers: [string, 'start_sec' | 'trim_start_sec' | 'duration_sec' | 'volume' | 'speed'][] = [
+    ['duration', 'duration_sec'],
+  ];
+  if (clip.track !== 'video') numbers.push(['start', 'start_sec']);
+  if (applies('trim_start_sec')) numbers.push(['trim', 'trim_start_sec']);
+  if (applies('volume')) numbers.push(['volume', 'volume']);
+  if (applies('speed')) numbers.push(['speed', 'speed']);
+  for (const [name, field] of numbers) {
+    const n = numberOrNull(draft[name] ?? '');
+    if (n === undefined) return 'Enter numbers only.';
+    if (n !== null && n !== clip[field]) patch[field] = n;
+  }
+  for (const [name, field] of [
+    ['fadeIn', 'fade_in_sec'],
+    ['fadeOut', 'fade_out_sec'],
+  ] as const) {
+    if (!applies(field)) continue;
+    const n = numberOrNull(draft[name] ?? '');
+    if (n === undefined) return 'Enter numbers only.';
+    if (n !== null && n !== clip[field]) patch[field] = n;
+  }
+  if (applies('text')) {
+    const text = draft.text ?? '';
+    if (text !== clip.text) patch.text = text;
+    const style = oneOf(TEXT_STYLES, draft.style ?? '');
+    if (style && style !== clip.style) patch.style = style;
+    const position = oneOf(TEXT_POSITIONS, draft.position ?? '') ?? null;
+    if (position !== clip.position) patch.position = position;
+    const background = oneOf(TEXT_BACKGROUNDS, draft.background ?? '') ?? null;
+    if (background !== clip.background) patch.background = background;
+    const color = draft.color ?? '';
+    if (color.toLowerCase() !== (clip.color ?? '').toLowerCase()) patch.color = color;
+  }
+  if (applies('transition_in')) {
+    const type = oneOf(TRANSITION_TYPES, draft.transition ?? '');
+    let transition: TransitionIn | null = null;
+    if (type) {
+      const seconds = numberOrNull(draft.transitionSec ?? '');
+      if (seconds === undefined) return 'Enter numbers only.';
+      transition = { type, duration_sec: seconds ?? TRANSITION_DEFAULT_SEC };
+    }
+    if (!sameTransition(transition, clip.transition_in)) patch.transition_in = transition;
+  }
+  if (applies('motion')) {
+    const motion = oneOf(MOTIONS, draft.motion ?? '');
+    if (motion && motion !== clip.motion) patch.motion = motion;
+  }
+  return patch;
+}
+
+/** One clip's fields (docs/dashboard.md "The timeline"): the studio's inspector shows the selected clip's. */
+export function ClipRow(props: {
+  clip: Clip;
+  asset: Asset | undefined;
+  count: number;
+  actions: TimelineActions;
+}) {
+  const { clip, asset, count, actions } = props;
+  const [draft, set] = useDraft(clipValues(clip));
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  useEffect(() => {
-    setStart(clip.start_sec === null ? '' : String(clip.start_sec));
-    setTrim(String(clip.trim_start_sec));
-    setDuration(clip.duration_sec === null ? '' : String(clip.duration_sec));
-    setVolume(String(clip.volume));
-  }, [clip.start_sec, clip.trim_start_sec, clip.duration_sec, clip.volume]);
-  const run = async (action: () => Promise<void>): Promise<void> => {
+  const kind = clipKind(clip.track, asset?.kind);
+  /** Whether a field applies to this clip; when its asset is not in the library, whether it reads back. */
+  const applies = (field: ApplicableField): boolean =>
+    kind !== undefined
+      ? fieldApplies(field, clip.track, kind)
+      : field === 'transition_in'
+        ? clip.track === 'video'
+        : clip[field] !== null;
+  const run = async (action: () => Promise<unknown>): Promise<void> => {
     setBusy(true);
     setError(null);
     try {
@@ -58,92 +179,70 @@ function ClipRow(props: { clip: Clip; asset: Asset | undefined; count: number; a
   };
   const apply = (event: Event): void => {
     event.preventDefault();
-    const patch: PatchClipRequest = {};
-    const t = numberOrNull(formValue(event, 'trim'));
-    const d = numberOrNull(formValue(event, 'duration'));
-    const v = numberOrNull(formValue(event, 'volume'));
-    const s0 = clip.track === 'video' ? null : numberOrNull(formValue(event, 'start'));
-    if (t === undefined || d === undefined || v === undefined || s0 === undefined) {
-      setError('Enter numbers only.');
+    const patch = clipPatch(clip, draft, applies);
+    if (typeof patch === 'string') {
+      setError(patch);
       return;
     }
-    // Only what changed is sent; a blank field keeps the clip's value (null cannot be sent back).
-    if (t !== null && t !== clip.trim_start_sec) patch.trim_start_sec = t;
-    if (d !== null && d !== clip.duration_sec) patch.duration_sec = d;
-    if (v !== null && v !== clip.volume) patch.volume = v;
-    if (s0 !== null && s0 !== clip.start_sec) patch.start_sec = s0;
-    if (Object.keys(patch).length === 0) {
-      setError(null);
-      return;
-    }
+    setError(null);
+    if (Object.keys(patch).length === 0) return;
     void run(() => actions.update(clip, patch));
   };
   const label = `${TRACK_NAMES[clip.track]} clip ${clip.idx + 1}`;
   const id = 'clip-' + clip.id;
+  const field = (name: string, text: string) => ({
+    id: `${id}-${name}`,
+    label: text,
+    value: draft[name] ?? '',
+    onInput: (value: string) => set(name, value),
+  });
+  const fade = { min: 0, max: FADE_MAX_SEC } as const;
   return (
     <li class="clip">
       <div class="clip-head">
         <span class="clip-no">{clip.idx + 1}</span>
-        <strong>{assetName(props.asset)}</strong>
+        <strong class={clip.track === 'text' ? 'clip-text' : undefined}>{clipTitle(clip, asset)}</strong>
         <span class="hint">
-          {props.asset?.kind ?? '?'}
+          {kind ?? '?'}
           {clip.duration_sec !== null ? ` · ${formatSeconds(clip.duration_sec)}` : ''}
+          {clip.transition_in
+            ? ` · ${clip.transition_in.type} ${formatSeconds(clip.transition_in.duration_sec)} in`
+            : ''}
         </span>
       </div>
       <form class="clip-form" onSubmit={apply} aria-label={label}>
-        {clip.track !== 'video' && (
-          <div class="field small">
-            <label for={id + '-start'}>Start (s)</label>
-            <input
-              id={id + '-start'}
-              name="start"
-              type="number"
-              min={0}
-              step="any"
-              placeholder="after previous"
-              value={start}
-              onInput={(e) => setStart(e.currentTarget.value)}
-            />
-          </div>
+        {applies('text') && (
+          <>
+            <TextAreaField {...field('text', 'Text')} maxLength={TEXT_MAX_CHARS} required />
+            <SelectField {...field('style', 'Style')} options={STYLE_OPTIONS} />
+            <SelectField {...field('position', 'Position')} options={POSITION_OPTIONS} />
+            <ColorField {...field('color', 'Color')} />
+            <SelectField {...field('background', 'Background')} options={BACKGROUND_OPTIONS} />
+          </>
         )}
-        <div class="field small">
-          <label for={id + '-trim'}>Trim start (s)</label>
-          <input
-            id={id + '-trim'}
-            name="trim"
-            type="number"
-            min={0}
-            step="any"
-            value={trim}
-            onInput={(e) => setTrim(e.currentTarget.value)}
-          />
-        </div>
-        <div class="field small">
-          <label for={id + '-duration'}>Duration (s)</label>
-          <input
-            id={id + '-duration'}
-            name="duration"
-            type="number"
-            min={0}
-            step="any"
-            placeholder="to the end"
-            value={duration}
-            onInput={(e) => setDuration(e.currentTarget.value)}
-          />
-        </div>
-        <div class="field small">
-          <label for={id + '-volume'}>Volume</label>
-          <input
-            id={id + '-volume'}
-            name="volume"
-            type="number"
-            min={0}
-            max={CLIP_VOLUME_MAX}
-            step={0.05}
-            value={volume}
-            onInput={(e) => setVolume(e.currentTarget.value)}
-          />
-        </div>
+        {clip.track !== 'video' && (
+          <NumberField {...field('start', 'Start (s)')} min={0} placeholder="after previous" />
+        )}
+        {applies('trim_start_sec') && <NumberField {...field('trim', 'Trim start (s)')} min={0} />}
+        <NumberField {...field('duration', 'Duration (s)')} min={0} placeholder="to the end" />
+        {applies('volume') && (
+          <NumberField {...field('volume', 'Volume')} min={0} max={CLIP_VOLUME_MAX} step={0.05} />
+        )}
+        {applies('transition_in') && (
+          <>
+            <SelectField {...field('transition', 'Transition')} options={TRANSITION_OPTIONS} />
+            <NumberField
+              {...field('transitionSec', 'Transition length (s)')}
+              min={TRANSITION_MIN_SEC}
+              max={TRANSITION_MAX_SEC}
+              disabled={!draft.transition}
+            />
+          </>
+        )}
+        {applies('motion') && <SelectField {...field('motion', 'Motion')} options={MOTION_OPTIONS} />}
+        {applies('speed') && <NumberField {...field('speed', 'Speed')} min={SPEED_MIN} max={SPEED_MAX} />}
+        {applies('fade_in_sec') && <NumberField {...field('fadeIn', 'Fade in (s)')} {...fade} />}
+        {applies('fade_out_sec') && <NumberField {...field('fadeOut', 'Fade out (s)')} {...fade} />}
         <div class="actions">
           <button type="submit" disabled={busy}>
             Apply
@@ -183,40 +282,5 @@ function ClipRow(props: { clip: Clip; asset: Asset | undefined; count: number; a
         </p>
       )}
     </li>
-  );
-}
-
-/** The four tracks of one video, each clip with reorder, trim, duration, volume and remove. */
-export function Timeline(props: { clips: Clip[]; assets: Asset[]; actions: TimelineActions }) {
-  const byId = new Map(props.assets.map((a) => [a.id, a]));
-  return (
-    <section class="timeline" aria-labelledby="timeline-title">
-      <h2 id="timeline-title">Timeline</h2>
-      {TRACKS.map((track) => {
-        const clips = props.clips.filter((c) => c.track === track).sort((a, b) => a.idx - b.idx);
-        return (
-          <section class={'track track-' + track} key={track} aria-label={`${TRACK_NAMES[track]} track`}>
-            <h3>
-              {TRACK_NAMES[track]} <span class="hint">({clips.length})</span>
-            </h3>
-            {clips.length === 0 ? (
-              <p class="hint">Empty. Add an asset from the library.</p>
-            ) : (
-              <ol class="clips">
-                {clips.map((c) => (
-                  <ClipRow
-                    key={c.id}
-                    clip={c}
-                    asset={byId.get(c.asset_id)}
-                    count={clips.length}
-                    actions={props.actions}
-                  />
-                ))}
-              </ol>
-            )}
-          </section>
-        );
-      })}
-    </section>
   );
 }

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { describeError, v1 } from '../api.ts';
 import { formatDate, formatSeconds } from '../format.ts';
 import type { Asset, Job, JobList, ProjectList, ProjectState, ProjectSummary } from '../api-types.ts';
-import { assetNumber, assetText } from '../asset-metadata.ts';
+import { assetNumber, assetPoster, assetText } from '../asset-metadata.ts';
 import { ErrorText, Link, useLoad, useTitle } from '../ui.tsx';
 import { jobMedia } from './jobs.tsx';
 
@@ -100,7 +100,13 @@ function Exports() {
       <ul class="gallery">
         {(exports.data ?? []).map(({ project, asset }) => (
           <li key={asset.id}>
-            <video src={asset.url} controls preload="metadata" playsInline />
+            <video
+              src={asset.url}
+              poster={assetPoster(asset)}
+              controls
+              preload={assetPoster(asset) ? 'none' : 'metadata'}
+              playsInline
+            />
             <p class="caption">
               {assetText(asset, 'name') ?? 'Export'} · {formatSeconds(assetNumber(asset, 'duration_sec'))} ·{' '}
               <Link href={'/editor/' + encodeURIComponent(project.id)}>{project.name}</Link>

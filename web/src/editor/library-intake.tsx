@@ -1,17 +1,12 @@
 import { useState } from 'preact/hooks';
 import { describeError, v1 } from '../api.ts';
-import { formatSeconds, headerSafe } from '../format.ts';
+import { headerSafe } from '../format.ts';
 import {
   PROJECT_NAME_MAX,
-  TRACKS,
   UPLOAD_CONTENT_TYPES,
-  trackAccepts,
-  type Asset,
   type ImportAssetRequest,
-  type Track,
   type UploadContentType,
 } from '../api-types.ts';
-import { assetNumber, assetText } from '../asset-metadata.ts';
 import { ErrorText, formValue, Notice } from '../ui.tsx';
 
 /** The upload types by file extension, for files the browser gives no (or another) type. */
@@ -35,96 +30,14 @@ function uploadType(file: File): string {
   return UPLOAD_TYPES[ext] ?? (file.type || 'application/octet-stream');
 }
 
-/** The tracks an asset can go on (docs/editor.md, POST /clips). */
-function tracksFor(asset: Asset): Track[] {
-  return TRACKS.filter((track) => trackAccepts(track, asset.kind));
-}
-
 /** What the file picker offers: the upload types, and the extensions some browsers give no type. */
 const PICKER_ACCEPT = [...UPLOAD_CONTENT_TYPES, '.m4a', '.mov'].join(',');
 
-/** A short human name of an asset. */
-export function assetName(asset: Asset | undefined): string {
-  if (!asset) return 'Missing asset';
-  return assetText(asset, 'name') || assetText(asset, 'prompt')?.slice(0, 60) || `${asset.kind} ${asset.id}`;
-}
-
-/** A small preview of an asset: picture, player or sound. */
-export function AssetThumb(props: { asset: Asset }) {
-  const { asset } = props;
-  if (asset.kind === 'image')
-    return <img class="thumb" src={asset.url} alt={assetName(asset)} loading="lazy" />;
-  if (asset.kind === 'video')
-    return (
-      <video
-        class="thumb"
-        src={asset.url}
-        controls
-        preload="metadata"
-        playsInline
-        aria-label={assetName(asset)}
-      />
-    );
-  return <audio src={asset.url} controls preload="none" aria-label={assetName(asset)} />;
-}
-
-function AssetCard(props: { asset: Asset; onPlace: (asset: Asset, track: Track) => Promise<void> }) {
-  const { asset } = props;
-  const options = tracksFor(asset);
-  const [track, setTrack] = useState<Track>(options[0] ?? 'video');
-  const [busy, setBusy] = useState(false);
-  const id = 'place-' + asset.id;
-  return (
-    <li class="asset">
-      <AssetThumb asset={asset} />
-      <div class="asset-info">
-        <strong>{assetName(asset)}</strong>
-        <span class="hint">
-          {asset.kind} · {asset.source}
-          {assetNumber(asset, 'duration_sec') !== undefined
-            ? ` · ${formatSeconds(assetNumber(asset, 'duration_sec'))}`
-            : ''}
-        </span>
-        <code class="hint">{asset.id}</code>
-        <div class="inline">
-          <label for={id} class="sr-only">
-            Track for {assetName(asset)}
-          </label>
-          <select id={id} value={track} onChange={(e) => setTrack(e.currentTarget.value as Track)}>
-            {options.map((t) => (
-              <option key={t} value={t}>
-                {t} track
-              </option>
-            ))}
-          </select>
-          <button
-            type="button"
-            class="secondary"
-            disabled={busy}
-            onClick={async () => {
-              setBusy(true);
-              try {
-                await props.onPlace(asset, track);
-              } finally {
-                setBusy(false);
-              }
-            }}
-          >
-            Add to track
-          </button>
-        </div>
-      </div>
-    </li>
-  );
-}
-
-/** The project's media library: upload (drop or pick files), import by URL, place an asset on a track. */
-export function Library(props: {
-  projectId: string;
-  assets: Asset[];
-  onChanged: () => void;
-  onPlace: (asset: Asset, track: Track) => Promise<void>;
-}) {
+/**
+ * How media get into the library, for every library view alike: upload (drop or pick files) and import by
+ * URL, with their progress and errors. `onChanged` asks the page to re-read the project.
+ */
+export function LibraryIntake(props: { projectId: string; onChanged: () => void }) {
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
@@ -180,11 +93,12 @@ export function Library(props: {
   };
 
   return (
-    <section class="library" aria-labelledby="library-title">
-      <h2 id="library-title">Library</h2>
+    <>
       <div
         class={'dropzone' + (dragging ? ' over' : '')}
         onDragOver={(e) => {
+          // Only files are dropped here: a library tile dragged over its own library is not an upload.
+          if (!e.dataTransfer?.types.includes('Files')) return;
           e.preventDefault();
           setDragging(true);
         }}
@@ -240,15 +154,6 @@ export function Library(props: {
       </form>
       <Notice text={busy ?? notice} />
       <ErrorText error={error} />
-      {props.assets.length === 0 ? (
-        <p class="hint">The library is empty.</p>
-      ) : (
-        <ul class="assets">
-          {props.assets.map((a) => (
-            <AssetCard key={a.id} asset={a} onPlace={props.onPlace} />
-          ))}
-        </ul>
-      )}
-    </section>
+    </>
   );
 }

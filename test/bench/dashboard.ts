@@ -523,6 +523,8 @@ try {
     }
   }
   const presentedFrames = [...presented.values()].reduce((sum, one) => sum + one.last - one.first + 1, 0);
+  // The callbacks the page saw: fewer than the frames presented when the page's thread was too busy to see each.
+  const frameCallbacks = watched.videoFrames.length;
   const pulledBack = [...presented.values()].reduce((sum, one) => sum + one.back, 0);
   const videoDropPass = videoDropShare < PLAY_DROP_BUDGET;
   const advancePass = picturesPerSec >= VIDEO_FPS_BUDGET;
@@ -536,7 +538,7 @@ try {
       `(${ms((pictures[0] ?? 0) - videoFrames[0]!)} ms after the Play click; longest unchanged ` +
       `${ms(pictureGaps.at(-1) ?? 0)} ms, p95 ${ms(pictureGaps.length ? percentile(pictureGaps, 0.95) : 0)} ms); the elements presented ` +
       `${presentedFrames} frames (${(presentedFrames / (videoPlayedMs / 1000)).toFixed(1)} a second) from ${presented.size} elements, ` +
-      `${pulledBack} pulled back [budget: ≥ ${VIDEO_FPS_BUDGET} pictures a second: ${verdict(advancePass, `video preview shows >= ${VIDEO_FPS_BUDGET} pictures a second`, `${picturesPerSec.toFixed(1)} a second`)}]`,
+      `${pulledBack} pulled back, ${frameCallbacks} seen by a frame callback [budget: ≥ ${VIDEO_FPS_BUDGET} pictures a second: ${verdict(advancePass, `video preview shows >= ${VIDEO_FPS_BUDGET} pictures a second`, `${picturesPerSec.toFixed(1)} a second`)}]`,
   );
 
   // ---- 3. Agent events drawn after they reach the socket ----

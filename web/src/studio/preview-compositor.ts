@@ -232,7 +232,10 @@ export class PreviewCompositor {
 
   /** Draws the frame `view`; `playing` lets videos run at their pace instead of being seeked. */
   draw(view: FrameView, playing: boolean): void {
-    if (playing && view.frame === this.drawnFrame && this.videoFrames === this.drawnVideoFrames) return;
+    const waiting = playing && (this.relay?.pending ?? false);
+    if (playing && view.frame === this.drawnFrame && this.videoFrames === this.drawnVideoFrames && !waiting)
+      return;
+    if (playing) this.relay?.advance();
     this.drawnFrame = playing ? view.frame : -1;
     this.drawnVideoFrames = this.videoFrames;
     const context = this.context;

@@ -2,17 +2,22 @@
 // worker (preview-video-worker.ts), and the compositor draws that picture. Drawing a decoded frame itself
 // converts its colours and scales it on the page's thread: for a 1280x720 frame that is 15–25 ms on a busy
 // two-core machine (docs/benchmarks.md, Dashboard), more than half of a 30 fps frame's time. A picture is a
-// frame late at most; while paused the compositor draws the video itself (one frame, exact).
+// frame late, or three animation frames when a busy worker sent several at once (each is shown, in order);
+// while paused the compositor draws the video itself (one frame, exact).
 
 /**
- * One video's pictures: the last one made (and its request's number), and how many frames are on their way
- * (at most IN_FLIGHT: a busy worker skips frames rather than fall behind).
+ * One video's pictures: the one shown first, then those that came since the last draw (shown one a draw, so
+ * that two arriving between two animation frames are both seen), the newest request's number, and how many
+ * frames are on their way (at most IN_FLIGHT: a busy worker skips frames rather than fall behind).
  */
 interface Relayed {
-  picture: ImageBitmap | null;
+  pictures: ImageBitmap[];
   pictureId: number;
   waiting: number;
 }
+
+/** Pictures kept waiting to be shown, past the one shown: more means the page is behind, and the oldest go. */
+const QUEUED = 2;
 
 /** Frames of one video being made into pictures at once: two, so that the worker works while one travels. */
 const IN_FLIGHT = 2;
@@ -33,7 +38,7 @@ export class VideoFrameRelay {
 
   /** Sends the frame `video` shows to be made into a `width`×`height` picture, unless one is on its way. */
   send(video: HTMLVideoElement, width: number, height: number): void {
-    const relayed = this.videos.get(video) ?? { picture: null, pictureId: 0, waiting: 0 };
+    const relayed = this.videos.get(video) ?? { pictures: [], pictureId: 0, waiting: 0 };
     this.videos.set(video, relayed);
     if (relayed.waiting >= IN_FLIGHT || width < 1 || height < 1) return;
     let frame: VideoFrame;
@@ -48,16 +53,29 @@ export class VideoFrameRelay {
     this.start().postMessage({ id, frame, width: Math.round(width), height: Math.round(height) }, [frame]);
   }
 
-  /** The last picture of `video`, if one came since it was last forgotten. */
+  /** The picture of `video` to draw now, if one came since it was last forgotten. */
   picture(video: HTMLVideoElement): ImageBitmap | null {
-    return this.videos.get(video)?.picture ?? null;
+    return this.videos.get(video)?.pictures[0] ?? null;
+  }
+
+  /** Moves each video on to its next waiting picture: called once for each frame drawn while playing. */
+  advance(): void {
+    for (const relayed of this.videos.values()) {
+      if (relayed.pictures.length > 1) relayed.pictures.shift()!.close();
+    }
+  }
+
+  /** Whether a picture is waiting to be shown (the next animation frame should draw). */
+  get pending(): boolean {
+    for (const relayed of this.videos.values()) if (relayed.pictures.length > 1) return true;
+    return false;
   }
 
   /** Drops the pictures of `video` (it starts playing elsewhere, or goes): a frame on its way is ignored. */
   forget(video: HTMLVideoElement): void {
     const relayed = this.videos.get(video);
     if (!relayed) return;
-    relayed.picture?.close();
+    for (const picture of relayed.pictures) picture.close();
     for (const [id, asked] of this.asked) if (asked === video) this.asked.delete(id);
     this.videos.delete(video);
   }
@@ -88,8 +106,8 @@ export class VideoFrameRelay {
           picture.close();
           return;
         }
-        relayed.picture?.close();
-        relayed.picture = picture;
+        relayed.pictures.push(picture);
+        while (relayed.pictures.length > 1 + QUEUED) relayed.pictures.splice(1, 1)[0]!.close();
         relayed.pictureId = id;
         this.onPicture();
       };

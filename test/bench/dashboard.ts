@@ -20,17 +20,18 @@
 //    the rounds: the page's objects stop growing within 30 s, compiled code grows 0.7 → 1.8 MB in 3 min, then
 //    by 1 % in the next 3; docs/benchmarks.md); the growth from before it is printed too, not judged. Heap
 //    snapshots at start and end split the growth into the page's JavaScript, compiled code and the browser's
-//    own objects, with the groups that grew most (test/helpers/heap-snapshot.ts). Last run (load 10.5):
-//    4.40 → 4.64 MB, +5.5 % (from before the warm-up +24.6 %); the page's JavaScript −5 KB.
+//    own objects, with the groups that grew most (test/helpers/heap-snapshot.ts). Last run (quiet):
+//    4.40 → 4.67 MB, +6.2 % (from before the warm-up +27.2 %); the page's JavaScript −4 KB.
 // 2d. 12 video clips (5 s, 1280x720, 30 fps, h264/AAC, as test/bench/export.ts makes them) on a project's
 //    Video track, their pictures made, every preview element loaded; played from VIDEO_FROM_SEC (3.5 s) for
 //    VIDEO_PLAY_MS (10 s) across the cuts at 5 and 10 s. Dropped 30 fps frames as in 2b (budget < 5 %), and
 //    the pictures the canvas shows: each animation frame a hash of four rows of the compositor's canvas,
 //    counted when it changed, from the first picture of playback to the Pause (budget ≥ 28.5 a second,
 //    30 × 0.95; the time from the click to that first picture is printed); printed beside it, the frames the
-//    video elements presented (requestVideoFrameCallback) and how often one went back in time (a seek).
-//    Last run (load 9.3): 15.2 % dropped, 9.2 pictures a second (the elements presented 28.6): both missed;
-//    at load 2.2 the same playback drops 0 of 307 and shows 27.2 a second (docs/benchmarks.md).
+//    video elements presented (requestVideoFrameCallback), how many of them the page's frame callbacks saw
+//    (fewer when its thread is too busy: a frame never seen cannot be drawn) and how often one went back in
+//    time (a seek). Last run (quiet): 0 of 302 dropped, 29.0 pictures a second (the elements presented 29.4,
+//    291 seen); at load 4 (two busy loops beside it) 28.3, the page having seen 284 of 296 (docs/benchmarks.md).
 // 3. Agent events drawn: a WebSocket wrapper (addInitScript) stamps performance.now() on every message, by
 //    seq, and a MutationObserver stamps when what it says is in the DOM (assistant.delta: its text in the
 //    conversation; clip.created: the clip's item on the Video track). Builtin director turns ("a 3-scene

@@ -4,11 +4,15 @@ import { exportError } from './export-errors.ts';
 import type { ExportPlanResult } from './export-plan.ts';
 import type { ExportQueue } from './export-queue.ts';
 
-/** How one render ended: ffmpeg's result, whether it had started encoding, whether the deadline struck. */
+/**
+ * How one render ended: ffmpeg's result, whether it had started encoding, whether the deadline struck, and how
+ * long it held the worker (the queue's wait apart).
+ */
 export interface Rendered {
   result: RunResult;
   encoding: boolean;
   late: boolean;
+  encodeMs: number;
 }
 
 /**
@@ -38,7 +42,7 @@ export function createExportRenderer(deps: ExportRendererDeps): ExportRenderer {
   const { stopping } = deps;
   return async (userId, planned, deadline, gone, onProgress) => {
     const remaining = deadline - deps.clock.now();
-    if (remaining <= 0) return { result: timedOut, encoding: false, late: true };
+    if (remaining <= 0) return { result: timedOut, encoding: false, late: true, encodeMs: 0 };
     const abort = new AbortController();
     // Queue wait counts against the deadline too, so the time-out is ours, not only the worker's.
     // Whether it struck is remembered, not read back from the clock: a timer may fire a millisecond
@@ -59,8 +63,9 @@ export function createExportRenderer(deps: ExportRendererDeps): ExportRenderer {
         release = await deps.queue.acquire(userId, abort.signal);
       } catch {
         // Stopped while waiting for a worker: the caller tells why from `late` and its own signals.
-        return { result: stoppedWaiting, encoding, late };
+        return { result: stoppedWaiting, encoding, late, encodeMs: 0 };
       }
+      const encodeFrom = deps.clock.now();
       const result = await deps.pool.run(planned.plan, {
         timeoutMs: Math.max(1, deadline - deps.clock.now()),
         signal: abort.signal,
@@ -72,7 +77,7 @@ export function createExportRenderer(deps: ExportRendererDeps): ExportRenderer {
           } else deps.children.ended(pid);
         },
       });
-      return { result, encoding, late };
+      return { result, encoding, late, encodeMs: deps.clock.now() - encodeFrom };
     } finally {
       release?.();
       clearTimeout(timer);

@@ -1,3 +1,4 @@
+import { failedOutcome, type ExportMetrics } from './export-metrics.ts';
 import { writeFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type {
@@ -91,6 +92,8 @@ export interface ExportServiceDeps {
   mediaUrl(mediaId: string): string;
   /** `EXPORT_TIMEOUT_MS`: queue wait, staging, probing and encoding of one export. */
   timeoutMs: number;
+  /** What exports count on /metrics. */
+  metrics: ExportMetrics;
   /** `EXPORT_RATE_PER_MINUTE`, per user and process. */
   ratePerMinute: number;
   clock: Clock;
@@ -145,36 +148,54 @@ export function createExportService(deps: ExportServiceDeps): ExportService {
     }
   }
 
+  /** One export call: checked, answered from the stored export when the timeline is unchanged, or run. */
+  async function exportCall(
+    userId: string,
+    project: ProjectRecord,
+    video: VideoRecord,
+    body: ExportRequest,
+  ): Promise<{ answer: ExportedVideo; reused: boolean }> {
+    if (!project.clips.some((clip) => clip.video_id === video.id && clip.track === 'video')) {
+      throw exportError('no_video_clips', 'The video has no clip on its video track');
+    }
+    const started = deps.clock.now();
+    const decision = limiter.hit(userId);
+    if (!decision.allowed) {
+      throw exportError(
+        'rate_limited',
+        `At most ${deps.ratePerMinute} exports per minute; try again shortly`,
+        undefined,
+        { 'retry-after': String(decision.retryAfter) },
+      );
+    }
+    const fit = body.fit ?? 'fit';
+    const quality = body.quality ?? 'final';
+    // The project's library, read once: the stored exports and the sources' files.
+    const library = await deps.assets.listByProject(project.id);
+    const cached = await storedExport(
+      library,
+      { video_id: video.id, revision: project.revision, fit, quality },
+      deps,
+    );
+    if (cached) return { answer: cached, reused: true };
+    const deadline = started + deps.timeoutMs;
+    const work = run({ userId, project, video, fit, quality, deadline, library });
+    running.add(work);
+    void work.catch(() => undefined).finally(() => running.delete(work));
+    return { answer: await work, reused: false };
+  }
+
   return {
     async export(userId, project, video, body) {
-      if (!project.clips.some((clip) => clip.video_id === video.id && clip.track === 'video')) {
-        throw exportError('no_video_clips', 'The video has no clip on its video track');
-      }
-      const started = deps.clock.now();
-      const decision = limiter.hit(userId);
-      if (!decision.allowed) {
-        throw exportError(
-          'rate_limited',
-          `At most ${deps.ratePerMinute} exports per minute; try again shortly`,
-          undefined,
-          { 'retry-after': String(decision.retryAfter) },
-        );
-      }
-      const fit = body.fit ?? 'fit';
       const quality = body.quality ?? 'final';
-      // The project's library, read once: the stored exports and the sources' files.
-      const library = await deps.assets.listByProject(project.id);
-      const cached = await storedExport(
-        library,
-        { video_id: video.id, revision: project.revision, fit, quality },
-        deps,
-      );
-      if (cached) return cached;
-      const deadline = started + deps.timeoutMs;
-      const work = run({ userId, project, video, fit, quality, deadline, library });
-      running.add(work);
-      void work.catch(() => undefined).finally(() => running.delete(work));
-      return work;
+      try {
+        const { answer, reused } = await exportCall(userId, project, video, body);
+        deps.metrics.answered(quality, reused ? 'reused' : 'completed');
+        return answer;
+      } catch (error) {
+        deps.metrics.answered(quality, failedOutcome(error));
+        throw error;
+      }
     },
 
     sweepLimits: () => limiter.sweep(),
@@ -243,7 +264,13 @@ async function exportOnce(
     for (const file of exportFiles(planned.plan)) {
       await writeFile(file.path, file.contents, { flag: 'wx' });
     }
-    const { result, encoding, late } = await render(userId, planned, deadline, gone, progress.report);
+    const { result, encoding, late, encodeMs } = await render(
+      userId,
+      planned,
+      deadline,
+      gone,
+      progress.report,
+    );
     if (!result.ok) {
       if (gone.aborted && !late) throw projectGone();
       if (result.reason === 'exit') log.error({ ffmpeg: result }, 'export ffmpeg failed');
@@ -251,6 +278,7 @@ async function exportOnce(
     }
     const output = await workspace.probeOutput();
     const durationSec = output.durationSec ?? 0;
+    deps.metrics.encoded(quality, encodeMs / 1000, durationSec);
     mediaId = newMediaId('mp4');
     await workspace.storeOutput(mediaId);
     await progress.settled();

@@ -23,6 +23,7 @@ import { createProbePool } from './probe-pool.ts';
 import { exportRoute } from './routes.ts';
 import { createExportService, type ExportService } from './export-service.ts';
 import { createExportQueue } from './export-queue.ts';
+import { createExportMetrics } from './export-metrics.ts';
 import { ownedProject, videoOf } from '../editor/index.ts';
 
 type ExportConfig = Pick<
@@ -110,6 +111,7 @@ export function exportFeature(
     outputSize,
     mediaUrl,
     timeoutMs: config.exportTimeoutMs,
+    metrics: createExportMetrics(platform.metrics),
     ratePerMinute: config.exportRatePerMinute,
     clock,
     logger: log,

@@ -669,6 +669,35 @@ describe('export (the service as a process, real ffmpeg)', () => {
       assert.equal((asset.metadata.exported_from as { revision: number }).revision, revision);
     }));
 
+  it('counts exports on /metrics: by outcome, and encoding seconds against the seconds of video made', () =>
+    logged(async () => {
+      const scrape = async () => {
+        const response = await fetch(`${service.url}/metrics`, {
+          headers: { authorization: `Bearer ${service.adminToken}` },
+        });
+        assert.equal(response.status, 200);
+        const text = await response.text();
+        return (series: string) => {
+          const line = text.split('\n').find((one) => one.startsWith(`${series} `));
+          return line === undefined ? 0 : Number(line.slice(series.length + 1));
+        };
+      };
+      const before = await scrape();
+      const { projectId } = await newProject('1:1');
+      const image = await upload(projectId, 'still.png');
+      await addClip(projectId, { track: 'video', asset_id: image.id, duration_sec: 0.5 });
+      const made = await exportOk(projectId, {}, 'metrics.mp4');
+      await exportOk(projectId, {}, 'metrics-again.mp4'); // unchanged: the stored export
+      const after = await scrape();
+      const delta = (series: string) => after(series) - before(series);
+      assert.equal(delta('mf_exports_total{quality="final",outcome="completed"}'), 1);
+      assert.equal(delta('mf_exports_total{quality="final",outcome="reused"}'), 1);
+      const output = delta('mf_export_output_seconds_total{quality="final"}');
+      assert.ok(Math.abs(output - made.answer.duration_sec) < 1e-6, `output seconds ${output}`);
+      const encode = delta('mf_export_encode_seconds_total{quality="final"}');
+      assert.ok(encode > 0 && encode < made.ms / 1000, `encode seconds ${encode} of ${made.ms} ms`);
+    }));
+
   it('goes on when the client disconnects: the asset and export.completed still come', () =>
     logged(async () => {
       const { projectId } = await newProject('9:16');

@@ -23,6 +23,8 @@ import type { EventBus } from '../../src/platform/core/event-bus.ts';
 import { createExportService } from '../../src/export/export-service.ts';
 import type { UnsupportedFeature } from '../../workers/export/filter-support.ts';
 import { createExportQueue, type ExportQueue } from '../../src/export/export-queue.ts';
+import { createExportMetrics } from '../../src/export/export-metrics.ts';
+import { createMetricsRegistry, type MetricsRegistry } from '../../src/platform/observability/metrics.ts';
 
 // The export use case against fakes of its ports: the order of its answers, how a run's end becomes an error
 // code, the stored result of an unchanged timeline, and the order of its events. The real pool, ffmpeg and
@@ -80,6 +82,8 @@ interface Harness {
   assets: AssetRecord[];
   stored: Set<string>;
   runs: number;
+  /** The registry the service's export metrics are in. */
+  metrics: MetricsRegistry;
 }
 
 /** The service over fakes; `render` plays the pool's part for each run. */
@@ -108,6 +112,7 @@ function harness(
     bus: createInProcessEventBus(),
     queue: createExportQueue({ slots: options.slots ?? 4, perUser: 1 }),
     exists: true,
+    metrics: createMetricsRegistry(),
   } as unknown as Harness;
   const sourceAsset: AssetRecord = {
     id: 'va_src',
@@ -193,6 +198,7 @@ function harness(
       quality === 'preview' ? { width: 640, height: 360 } : { width: 1280, height: 720 },
     mediaUrl: (id) => `http://x/media/${id}`,
     timeoutMs: options.timeoutMs ?? 60_000,
+    metrics: createExportMetrics(state.metrics),
     ratePerMinute: options.ratePerMinute ?? 100,
     clock: { now: () => Date.now() },
     logger: pino({ level: 'silent' }),
@@ -388,6 +394,37 @@ describe('export service', () => {
     const full = harness({ storeFails: true });
     await rejectsWith(exportOf(full), 503, 'storage_unconfigured');
     assert.equal(full.assets.filter((asset) => asset.source === 'export').length, 0);
+  });
+
+  it('counts each call by outcome, and the encoding time against the seconds of video made', async () => {
+    const h = harness({
+      ratePerMinute: 4,
+      render: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        return { ok: true };
+      },
+    });
+    await exportOf(h);
+    await exportOf(h); // unchanged: the stored export
+    await rejectsWith(exportOf(h, project(['voice'])), 400, 'no_video_clips');
+    await exportOf(h, project(), 'fill');
+    await h.service.export('usr_1', project(), project().videos[0]!, { quality: 'preview' });
+    await rejectsWith(exportOf(h, { ...project(), revision: 9 }), 429, 'rate_limited');
+    const text = h.metrics.render();
+    const sample = (series: string) => {
+      const line = text.split('\n').find((one) => one.startsWith(`${series} `));
+      return line === undefined ? undefined : Number(line.slice(series.length + 1));
+    };
+    assert.equal(sample('mf_exports_total{quality="final",outcome="completed"}'), 2);
+    assert.equal(sample('mf_exports_total{quality="final",outcome="reused"}'), 1);
+    assert.equal(sample('mf_exports_total{quality="final",outcome="no_video_clips"}'), 1);
+    assert.equal(sample('mf_exports_total{quality="final",outcome="rate_limited"}'), 1);
+    assert.equal(sample('mf_exports_total{quality="preview",outcome="completed"}'), 1);
+    // Three renders of the harness's 4 s output, each holding the worker at least 30 ms.
+    assert.equal(sample('mf_export_output_seconds_total{quality="final"}'), 8);
+    assert.equal(sample('mf_export_output_seconds_total{quality="preview"}'), 4);
+    const encoded = sample('mf_export_encode_seconds_total{quality="final"}')!;
+    assert.ok(encoded >= 0.058 && encoded < 2, `final encode seconds ${encoded}`);
   });
 
   it('passes the stage errors through as they are', async () => {

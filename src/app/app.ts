@@ -211,7 +211,7 @@ async function wireServiceFeatures(
       config,
       { ...platform, jobEvents, projects, pictures },
       jobs.service,
-      videoExporter(exports.service),
+      videoExporter(exports.service, exports.segments),
     ),
   );
   wired(eventsFeature(config, platform, deps.server, deps.sessionTokens));

@@ -121,6 +121,7 @@ export function editorFeature(
     uploadMaxBytes: config.uploadMaxBytes,
     clock,
     ...(platform.pictures ? { pictures: platform.pictures } : {}),
+    exports,
   });
   const turns = createEditorTurns({
     commands,

@@ -22,6 +22,7 @@ import { AppError, newId, type Clock, type MediaStore } from '../platform/index.
 import { refundDroppedTurn } from './turns/turn-refunds.ts';
 import { editOp, ifMatchField, type EditOptions } from './direct-edit.ts';
 import type { AssetPictures } from './asset-pictures.ts';
+import type { VideoExporter } from './ports/video-exporter.ts';
 
 /** A project as the list of a user's projects shows it. */
 export type ProjectListItem = Omit<ProjectSummary, 'updated_at'> & { updated_at: string };
@@ -84,6 +85,8 @@ export interface ProjectDocumentsDeps {
   clock: Clock;
   /** Pictures of assets: an older asset's are made when it is read, and go with its file. */
   pictures?: Pick<AssetPictures, 'backfill' | 'mediaIdsOf'>;
+  /** What the export keeps of a project for its re-exports, removed with it. */
+  exports?: Pick<VideoExporter, 'forgetProject'>;
 }
 
 /** The user's project, or 404 (another user's project is not found either). */
@@ -187,6 +190,7 @@ export function createProjectDocuments(deps: ProjectDocumentsDeps): ProjectDocum
         ...(deps.pictures?.mediaIdsOf(asset) ?? []),
       ]);
       await Promise.all(files.map((mediaId) => deps.store.delete(mediaId).catch(() => undefined)));
+      await deps.exports?.forgetProject(project.id);
       return { id: project.id, deleted: true as const };
     },
 

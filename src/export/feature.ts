@@ -24,12 +24,15 @@ import { exportRoute } from './routes.ts';
 import { createExportService, type ExportService } from './export-service.ts';
 import { createExportQueue } from './export-queue.ts';
 import { createExportMetrics } from './export-metrics.ts';
+import { createSegmentCache, type SegmentCache } from './segment-cache.ts';
+import { createMongoSegmentIndex } from './mongo-segment-index.ts';
 import { ownedProject, videoOf } from '../editor/index.ts';
 
 type ExportConfig = Pick<
   Config,
   | 'exportConcurrency'
   | 'exportPerUser'
+  | 'segmentCacheMaxBytes'
   | 'exportTimeoutMs'
   | 'exportRatePerMinute'
   | 'exportWorkDir'
@@ -63,7 +66,7 @@ export type ExportPlatform = Platform & {
 export function exportFeature(
   config: ExportConfig,
   platform: ExportPlatform,
-): Feature & { service: ExportService } {
+): Feature & { service: ExportService; segments: SegmentCache } {
   const { log, store, clock, mediaUrl } = platform;
   const { projects, assets } = platform.repositories;
   const ffmpeg = resolveFfmpeg({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath });
@@ -117,10 +120,21 @@ export function exportFeature(
     logger: log,
   });
 
+  // Encoded segments kept for re-exports, per user and project (segment-cache.ts).
+  const segmentIndex = createMongoSegmentIndex(platform.mongo.db);
+  const segments = createSegmentCache({
+    index: segmentIndex,
+    store,
+    maxBytes: config.segmentCacheMaxBytes,
+    clock,
+    logger: log,
+  });
+
   let sweep: PeriodicTask | undefined;
   let projectCheck: PeriodicTask | undefined;
   return {
     service,
+    segments,
     routes: [
       exportRoute(service, {
         owned: (userId, projectId) => ownedProject(projects, userId, projectId),
@@ -128,6 +142,7 @@ export function exportFeature(
       }),
     ],
     async start() {
+      await segmentIndex.ensureIndexes();
       sweep = startPeriodicTask({
         name: 'export rate sweep',
         intervalMs: config.tuning.limiterSweepIntervalMs,

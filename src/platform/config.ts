@@ -99,6 +99,7 @@ export const EnvSchema = Type.Object({
   TIMELINE_MAX_SEC: Int({ minimum: 1, maximum: 86_400, default: 1800 }),
   IMAGE_MAX_PIXELS: Int({ minimum: 1, default: 40_000_000 }),
   EXPORT_PER_USER: Int({ minimum: 1, default: 1 }),
+  SEGMENT_CACHE_MAX_BYTES: Int({ minimum: 0, default: 10_737_418_240 }),
   DASHBOARD_RATE_PER_MINUTE: Int({ minimum: 1, default: 600 }),
 });
 
@@ -187,6 +188,8 @@ export interface Config {
   imageMaxPixels: number;
   /** Exports of one user encoding at once; the user's others wait their turn (`EXPORT_PER_USER`). */
   exportPerUser: number;
+  /** Bytes of encoded export segments kept for re-exports, least recently used going first (`SEGMENT_CACHE_MAX_BYTES`). */
+  segmentCacheMaxBytes: number;
   /** Requests per minute of one dashboard session, its bearer tokens included (`DASHBOARD_RATE_PER_MINUTE`). */
   dashboardRatePerMinute: number;
   /** Fixed tuning (not environment variables): measured choices, kept here so every setting is in one place. */
@@ -415,6 +418,7 @@ function toConfig(env: Env): Config {
     timelineMaxSec: env.TIMELINE_MAX_SEC,
     imageMaxPixels: env.IMAGE_MAX_PIXELS,
     exportPerUser: env.EXPORT_PER_USER,
+    segmentCacheMaxBytes: env.SEGMENT_CACHE_MAX_BYTES,
     dashboardRatePerMinute: env.DASHBOARD_RATE_PER_MINUTE,
     tuning: { ...TUNING },
   };

@@ -125,7 +125,7 @@ export async function startEditorStack(options: {
       progressIntervalMs: 1000,
       logger,
     }),
-    exports: { export: refuse, failureCode: () => undefined },
+    exports: { export: refuse, failureCode: () => undefined, forgetProject: async () => undefined },
     mediaUrl,
     nodeId: 'test-node',
     turnLeaseMs,

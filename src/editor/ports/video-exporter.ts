@@ -18,4 +18,6 @@ export interface VideoExporter {
   ): Promise<ExportedVideo>;
   /** The export's error code (docs/editor.md, export errors) a failure of `export` carries, if it is one. */
   failureCode(error: unknown): string | undefined;
+  /** Removes what the export keeps of a deleted project for its re-exports (its cached segments). */
+  forgetProject(projectId: string): Promise<void>;
 }

@@ -46,7 +46,12 @@ export interface EventsSocket {
   waitForSeq(seq: number, timeoutMs?: number): Promise<EditorEvent[]>;
   /** Resolves with the close code and reason (at once when already closed); rejects after `timeoutMs`. */
   waitForClose(timeoutMs?: number): Promise<SocketClose>;
-  /** Stops reading from the TCP socket (the service's sends pile up in kernel buffers, then its own). */
+  /**
+   * Stops reading from the TCP socket (the service's sends pile up in kernel buffers, then its own). The client
+   * still writes: a ping every PAUSED_PING_MS keeps it a live peer, so that the service's idle time-out (whose
+   * pings a client that does not read cannot answer) does not drop it before its buffers fill on a slow
+   * machine — what a paused client is cut for is its backlog.
+   */
   pauseReading(): void;
   /** Reads again: what was waiting is parsed and lands in `events`, a close frame included. */
   resumeReading(): void;
@@ -55,6 +60,8 @@ export interface EventsSocket {
 }
 
 const DEFAULT_TIMEOUT_MS = 15_000;
+/** Pings of a paused client: well within the service's 32 s idle time-out. */
+const PAUSED_PING_MS = 8_000;
 
 /** The socket's `ws://` URL for a service's `http://` base URL. */
 export function eventsSocketUrl(
@@ -103,7 +110,9 @@ export async function openEventsSocket(
   });
   let openedAt = 0;
   let closedAt = 0;
+  let pinging: NodeJS.Timeout | undefined;
   ws.on('close', (code: number, reason: Buffer) => {
+    clearInterval(pinging);
     closed = { code, reason: reason.toString('utf8') };
     closedAt = Date.now();
     notify();
@@ -172,9 +181,20 @@ export async function openEventsSocket(
     waitForClose: (timeoutMs = DEFAULT_TIMEOUT_MS) => until('the close', () => closed, timeoutMs),
     // `ws`'s own pause, not its TCP socket's: its parser resumes a paused TCP socket whenever it drains a
     // backlog (under load, a replay still being parsed undid the pause), unless the client is paused itself.
-    pauseReading: () => ws.pause(),
-    resumeReading: () => ws.resume(),
+    pauseReading() {
+      ws.pause();
+      clearInterval(pinging);
+      pinging = setInterval(() => {
+        if (ws.readyState === ws.OPEN) ws.ping();
+      }, PAUSED_PING_MS);
+      pinging.unref();
+    },
+    resumeReading() {
+      clearInterval(pinging);
+      ws.resume();
+    },
     async close() {
+      clearInterval(pinging);
       if (!closed) ws.close(1000);
       await socket.waitForClose();
     },

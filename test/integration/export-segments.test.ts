@@ -6,9 +6,11 @@
 // a text over a cut, a moving still and a video at speed 1.5 with sound of its own.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { exportCommand, exportFiles } from '../../workers/export/command.ts';
 import { segmentedCommands } from '../../workers/export/segment-command.ts';
 import { canSegment, planSegments } from '../../workers/export/segments.ts';
@@ -17,6 +19,7 @@ import { runFfmpeg } from '../../workers/ffmpeg/runner.ts';
 import {
   ffmpeg,
   ffmpegRun,
+  ffprobe,
   probeFile,
   soundSpans,
   topLevelAtoms,
@@ -77,6 +80,38 @@ function timeline(path: string): ExportPlan {
   };
 }
 
+/**
+ * Cuts only (the whole render joins them with one `concat`, whose clock is in microseconds), on fractional
+ * durations (30, 31 and 30 frames), the first clip fading in from black, a video at half speed, and two texts
+ * over the cuts.
+ */
+function cutsOnly(path: string): ExportPlan {
+  const title = (startSec: number, durationSec: number, style: 'title' | 'caption') => ({
+    text: style === 'title' ? 'CUTS' : 'a caption',
+    style,
+    position: 'center' as const,
+    color: '#FFEE00',
+    background: style === 'title' ? ('none' as const) : ('box' as const),
+    startSec,
+    durationSec,
+    // The caption appears at once: its first frame shows it fully, or not at all.
+    fadeInSec: style === 'title' ? 0.3 : 0,
+    fadeOutSec: 0.3,
+  });
+  return {
+    ...timeline(path),
+    picture: [
+      clip(card, 1.01, { transitionIn: { type: 'fadeblack', durationSec: 0.4 } }),
+      clip(moving, 1.01, { speed: 0.5, trimStartSec: 1 }),
+      clip(blue, 1.01),
+    ],
+    sounds: [],
+    // The caption starts on frame 32, whose time the concat's clock rounds up (1066667 µs): drawn from that
+    // frame in the whole render only if the segment's clock is the same.
+    texts: [title(0.9, 1.2, 'title'), title(32 / FPS, 0.5, 'caption')],
+  };
+}
+
 const videoOf = (streams: ProbedStream[]) => streams.find((s) => s.codec_type === 'video')!;
 const audioOf = (streams: ProbedStream[]) => streams.find((s) => s.codec_type === 'audio');
 
@@ -93,6 +128,30 @@ async function framePsnr(path: string, reference: string): Promise<number[]> {
     const value = /psnr_avg:(\S+)/.exec(line)![1]!;
     return value === 'inf' ? Infinity : Number(value);
   });
+}
+
+/** The numbers of the key frames of a file's video, in presentation order. */
+async function keyFrames(path: string): Promise<number[]> {
+  const { stdout } = await promisify(execFile)(
+    ffprobe,
+    [
+      '-v',
+      'error',
+      '-select_streams',
+      'v:0',
+      '-show_entries',
+      'frame=key_frame',
+      '-of',
+      'csv=p=0',
+      `file:${path}`,
+    ],
+    { maxBuffer: 16 * 1024 * 1024 },
+  );
+  const flags = stdout
+    .split('\n')
+    .map((line) => line.trim().replace(/,$/, ''))
+    .filter(Boolean);
+  return flags.flatMap((flag, i) => (flag === '1' ? [i] : []));
 }
 
 /** The audio stream's start and duration as ffprobe reads them. */
@@ -127,12 +186,16 @@ function lossless(args: string[]): string[] {
  * The plan rendered the whole-timeline way (the one re-encoding command) and in segments (each picture
  * segment, the sound once, then the join), into `<tag>-whole.mp4` and `<tag>-segmented.mp4`.
  */
-async function renderBoth(tag: string, encoder: (args: string[]) => string[] = (args) => args) {
-  const whole = timeline(join(dir, `${tag}-whole.mp4`));
+async function renderBoth(
+  tag: string,
+  encoder: (args: string[]) => string[] = (args) => args,
+  planAt: (path: string) => ExportPlan = timeline,
+) {
+  const whole = planAt(join(dir, `${tag}-whole.mp4`));
   for (const file of exportFiles(whole)) await writeFile(file.path, file.contents, { flag: 'wx' });
   await ffmpegStep(encoder(exportCommand(whole)));
 
-  const segmented = timeline(join(dir, `${tag}-segmented.mp4`));
+  const segmented = planAt(join(dir, `${tag}-segmented.mp4`));
   assert.ok(canSegment(segmented));
   const cache = join(dir, `${tag}-cache`);
   await mkdir(cache);
@@ -271,6 +334,14 @@ describe('export in segments (real ffmpeg, decoded output)', () => {
       `${heard.start} vs ${referenceHeard.start}`,
     );
 
+    // Each segment opens on a key frame of its own, joined as it was encoded.
+    const starts = planSegments(segmented).map((s) => s.startFrame);
+    const keys = await keyFrames(segmented.output.path);
+    assert.ok(
+      starts.every((start) => keys.includes(start)),
+      `segments start at ${starts}, key frames at ${keys}`,
+    );
+
     // +faststart: the index before the media.
     const atoms = (await topLevelAtoms(segmented.output.path)).map((a) => a.type);
     assert.ok(atoms.indexOf('moov') < atoms.indexOf('mdat'), atoms.join(' '));
@@ -294,6 +365,18 @@ describe('export in segments (real ffmpeg, decoded output)', () => {
     const { whole, segmented } = await renderBoth('lossless', lossless);
     const psnr = await framePsnr(segmented.output.path, whole.output.path);
     assert.equal(psnr.length, 180);
+    const differing = psnr.flatMap((value, i) => (value === Infinity ? [] : [`${i}: ${value} dB`]));
+    assert.deepEqual(differing, [], 'frames that differ');
+  });
+
+  it('makes exactly the whole render’s frames for a timeline of cuts with text on the concat’s clock', async () => {
+    assert.deepEqual(
+      planSegments(cutsOnly(join(dir, 'unused.mp4'))).map((s) => `${s.startFrame}-${s.endFrame} ${s.texts}`),
+      ['0-30 0', '30-61 0,1', '61-91 0'],
+    );
+    const { whole, segmented } = await renderBoth('cuts', lossless, cutsOnly);
+    const psnr = await framePsnr(segmented.output.path, whole.output.path);
+    assert.equal(psnr.length, 91);
     const differing = psnr.flatMap((value, i) => (value === Infinity ? [] : [`${i}: ${value} dB`]));
     assert.deepEqual(differing, [], 'frames that differ');
   });

@@ -302,6 +302,16 @@ describe('export segments', () => {
     assert.match(graph, /xfade=transition=fade:duration=0\.5:offset=0\[joined\]/);
     // Text over it, on the whole timeline's clock.
     assert.match(graph, /settb=1\/30,setpts=PTS-STARTPTS\+45,drawtext=/);
+    // A timeline with a transition has every frame through xfade's 4:4:4: a body makes the same round trip.
+    assert.match(
+      segmentGraph(plan(fourClips()), planSegments(plan(fourClips()))[2]!, '/cache/b.mp4'),
+      /\[part0\]format=yuv444p,null\[seg\]$/,
+    );
+    // Cuts only: no round trip, and text on the concat's microsecond clock.
+    const cuts = plan([clip(image, 1), clip(image, 1)], { texts: [text(0.5, 1)] });
+    const cutGraph = segmentGraph(cuts, planSegments(cuts)[1]!, '/cache/c.mp4');
+    assert.doesNotMatch(cutGraph, /yuv444p/);
+    assert.match(cutGraph, /settb=1\/30,setpts=PTS-STARTPTS\+30,settb=AVTB,drawtext=/);
     const preview = plan(fourClips(), { output: { ...p.output, quality: 'preview' } });
     const previewArgs = segmentCommand(preview, planSegments(preview)[0]!, '/cache/b.mp4');
     assert.equal(optionOf(previewArgs, '-profile:v'), 'baseline');

@@ -250,6 +250,51 @@ describe('export segments', () => {
     assert.ok(planSegments(plan(moved)).every((s, i) => s.key !== planSegments(plan(byPath))[i]!.key));
   });
 
+  it('keys the ffmpeg that renders when told it', () => {
+    const base = planSegments(plan(fourClips())).map((s) => s.key);
+    const v5 = planSegments(plan(fourClips()), { toolVersion: 'ffmpeg version 5.1.9' }).map((s) => s.key);
+    const v7 = planSegments(plan(fourClips()), { toolVersion: 'ffmpeg version 7.1' }).map((s) => s.key);
+    assert.ok(v5.every((key, i) => key !== base[i] && key !== v7[i]));
+    assert.deepEqual(
+      planSegments(plan(fourClips()), { toolVersion: 'ffmpeg version 5.1.9' }).map((s) => s.key),
+      v5,
+    );
+  });
+
+  it('cuts any timeline into contiguous segments whose frames add up to the whole render’s', () => {
+    // A small deterministic generator: durations on and off the frame grid, transitions within half a clip.
+    let seed = 7;
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+    const types = ['fade', 'wipeleft', 'circleopen'] as const;
+    for (let run = 0; run < 200; run += 1) {
+      const picture = Array.from({ length: 1 + Math.floor(random() * 6) }, (_, i) => {
+        const durationSec = 0.5 + Math.round(random() * 300) / 100;
+        const source = random() < 0.5 ? image : video;
+        const transition =
+          random() < 0.5
+            ? {
+                transitionIn: {
+                  type: types[i % 3]!,
+                  durationSec: Math.max(0.1, random() * 0.4 * durationSec),
+                },
+              }
+            : {};
+        return clip(source, durationSec, { ...transition, speed: source === video ? 0.5 + random() : 1 });
+      });
+      const fps = [24, 25, 30, 60][run % 4]!;
+      const p = plan(picture, { output: { ...plan([]).output, fps } });
+      if (!canSegment(p)) continue;
+      const segments = planSegments(p);
+      assert.equal(summed(segments), wholeFrames(p), JSON.stringify(picture.map((c) => c.durationSec)));
+      assert.equal(segments[0]!.startFrame, 0);
+      segments.slice(1).forEach((s, i) => assert.equal(s.startFrame, segments[i]!.endFrame));
+      for (const s of segments) {
+        assert.ok(s.endFrame > s.startFrame);
+        for (const part of s.parts) assert.equal(part.toFrame - part.fromFrame, s.endFrame - s.startFrame);
+      }
+    }
+  });
+
   it('writes canonical JSON whatever the order of the members', () => {
     assert.equal(
       canonicalJson({ b: 1, a: [{ d: 2, c: undefined, e: null }] }),

@@ -20,7 +20,13 @@ import { soundOnlyCommand } from './parallel-render.ts';
 import { clipChain, clipFrames } from './picture-graph.ts';
 import type { ExportPlan, ExportSource, PictureClip } from './plan.ts';
 import { segmentCodecArgs } from './segment-codec.ts';
-import { joinedPixelFormat, planSegments, textTimeBase, type PictureSegment } from './segments.ts';
+import {
+  joinedPixelFormat,
+  planSegments,
+  textTimeBase,
+  type PictureSegment,
+  type SegmentKeyOptions,
+} from './segments.ts';
 import { textFiles, textFilters } from './text-graph.ts';
 import { joinSegments } from './transitions.ts';
 
@@ -209,9 +215,16 @@ export interface SegmentedCommands {
   join: string[];
 }
 
-/** The commands of `plan` rendered in segments (check `canSegment` first: throws otherwise). */
-export function segmentedCommands(plan: ExportPlan, files: SegmentedFiles): SegmentedCommands {
-  const segments = planSegments(plan);
+/**
+ * The commands of `plan` rendered in segments (check `canSegment` first: throws otherwise); `options` go
+ * into the segments' keys (segments.ts).
+ */
+export function segmentedCommands(
+  plan: ExportPlan,
+  files: SegmentedFiles,
+  options: SegmentKeyOptions = {},
+): SegmentedCommands {
+  const segments = planSegments(plan, options);
   const placed = segments.map((segment) => ({ segment, path: files.segmentPath(segment) }));
   const seen = new Set<string>();
   const encodes = placed.flatMap(({ segment, path }) => {

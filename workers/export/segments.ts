@@ -129,7 +129,7 @@ function textsOver(plan: ExportPlan, startFrame: number, endFrame: number): numb
   const first = startFrame / fps;
   const last = (endFrame - 1) / fps;
   return (plan.texts ?? []).flatMap((text, i) =>
-    text.durationSec > 0 &&
+    text.durationSec >= 0 &&
     text.startSec <= last + TEXT_EPSILON_SEC &&
     text.startSec + text.durationSec >= first - TEXT_EPSILON_SEC
       ? [i]
@@ -137,12 +137,22 @@ function textsOver(plan: ExportPlan, startFrame: number, endFrame: number): numb
   );
 }
 
+/** What the keys need to know beyond the plan. */
+export interface SegmentKeyOptions {
+  /**
+   * The ffmpeg that renders (its `-version` first line, which names its libx264 build too, or any stable name
+   * of it): another build may make other pixels from the same graph — `xfade`'s formats, x264's decisions —
+   * so a cache shared across deployments must not mix them. Absent: keys hold for one ffmpeg only.
+   */
+  toolVersion?: string;
+}
+
 /**
  * The picture's segments in output order (throws a RangeError naming the blockers when `canSegment` is
  * false). For each clip: the transition that brings it in, if any, then its body — its frames outside any
  * transition, left out when a transition in and out leave none.
  */
-export function planSegments(plan: ExportPlan): PictureSegment[] {
+export function planSegments(plan: ExportPlan, options: SegmentKeyOptions = {}): PictureSegment[] {
   const blockers = segmentBlockers(plan);
   if (blockers.length > 0) throw new RangeError(`cannot render in segments: ${blockers.join('; ')}`);
   const frames = clipFrames(plan);
@@ -152,7 +162,7 @@ export function planSegments(plan: ExportPlan): PictureSegment[] {
   const add = (kind: PictureSegment['kind'], startFrame: number, parts: SegmentPart[]) => {
     const endFrame = startFrame + parts[0]!.toFrame - parts[0]!.fromFrame;
     const shaped = { kind, startFrame, endFrame, parts, texts: textsOver(plan, startFrame, endFrame) };
-    segments.push({ ...shaped, key: segmentKey(plan, shaped) });
+    segments.push({ ...shaped, key: segmentKey(plan, shaped, options) });
   };
   plan.picture.forEach((_clip, i) => {
     const count = frames[i]!;
@@ -224,13 +234,18 @@ function partKeyInput(plan: ExportPlan, frames: number[], part: SegmentPart): un
 }
 
 /** The segment as the key sees it: everything of the plan that decides its pixels, and nothing else. */
-export function segmentKeyInput(plan: ExportPlan, segment: Omit<PictureSegment, 'key'>): unknown {
+export function segmentKeyInput(
+  plan: ExportPlan,
+  segment: Omit<PictureSegment, 'key'>,
+  options: SegmentKeyOptions = {},
+): unknown {
   const { width, height, fps, fit, quality } = plan.output;
   const frames = clipFrames(plan);
   const incoming = segment.kind === 'transition' ? plan.picture[segment.parts[1]!.clip]! : undefined;
   const texts = segment.texts.map((i) => plan.texts![i]!);
   return {
     renderer: RENDERER_VERSION,
+    tool: options.toolVersion ?? null,
     encoder: segmentCodecArgs(plan),
     output: { width, height, fps, fit, quality: quality ?? 'final' },
     kind: segment.kind,
@@ -264,8 +279,12 @@ export function canonicalJson(value: unknown): string {
 }
 
 /** The segment's cache key: sha256 (hex) of the canonical JSON of `segmentKeyInput`. */
-export function segmentKey(plan: ExportPlan, segment: Omit<PictureSegment, 'key'>): string {
+export function segmentKey(
+  plan: ExportPlan,
+  segment: Omit<PictureSegment, 'key'>,
+  options: SegmentKeyOptions = {},
+): string {
   return createHash('sha256')
-    .update(canonicalJson(segmentKeyInput(plan, segment)))
+    .update(canonicalJson(segmentKeyInput(plan, segment, options)))
     .digest('hex');
 }

@@ -20,6 +20,7 @@ import {
   ffmpeg,
   ffmpegRun,
   ffprobe,
+  frameTimes,
   probeFile,
   soundSpans,
   topLevelAtoms,
@@ -377,6 +378,12 @@ describe('export in segments (real ffmpeg, decoded output)', () => {
     const { whole, segmented } = await renderBoth('cuts', lossless, cutsOnly);
     const psnr = await framePsnr(segmented.output.path, whole.output.path);
     assert.equal(psnr.length, 91);
+    // Joined on segments of 30, 31 and 30 frames (1.033333 s is no whole number of µs), still every frame
+    // on the 30 fps grid.
+    const times = await frameTimes(segmented.output.path);
+    assert.equal(times.length, 91);
+    const offGrid = times.flatMap((t, n) => (Math.abs(t - n / FPS) > 0.001 ? [`${n}: ${t}`] : []));
+    assert.deepEqual(offGrid, []);
     const differing = psnr.flatMap((value, i) => (value === Infinity ? [] : [`${i}: ${value} dB`]));
     assert.deepEqual(differing, [], 'frames that differ');
   });

@@ -28,7 +28,7 @@ export const NO_USER_METADATA = ['-map_metadata', '-1', '-map_chapters', '-1'];
  * The video encoder's settings: `final` as the export always had them; a preview the fastest x264 has, at a
  * quality that is still fine for looking at a change (docs/editor.md, Previews).
  */
-export function videoEncoderArgs(plan: ExportPlan): string[] {
+export function videoEncoderArgs(plan: Pick<ExportPlan, 'output'>): string[] {
   const preview = plan.output.quality === 'preview';
   return [
     '-c:v',

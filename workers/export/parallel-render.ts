@@ -34,6 +34,21 @@ const QUIET_GLOBALS = RENDER_GLOBALS.filter(
 );
 
 /**
+ * The sound of `plan` alone, mixed by the export's sound graph and encoded as the export encodes it (AAC,
+ * the picture's exact length), to `soundPath`, for a mux by stream copy. It opens every input of the plan,
+ * so the graph's input numbering holds; ffmpeg decodes only the streams the graph reads. Reports no progress.
+ */
+export function soundOnlyCommand(plan: ExportPlan, soundPath: string): string[] {
+  return [
+    ...QUIET_GLOBALS,
+    ...inputArgs(plan),
+    ...['-filter_complex', soundGraph(plan), '-map', '[aout]', '-vn'],
+    ...NO_USER_METADATA,
+    ...soundAndFileArgs({ ...plan, output: { ...plan.output, path: soundPath } }),
+  ];
+}
+
+/**
  * The three commands of a render in halves. Both halves open every input of the plan (so the graphs' input
  * numbering holds); ffmpeg decodes only the streams a graph reads.
  */
@@ -47,13 +62,7 @@ export function halvesCommands(plan: ExportPlan, files: HalfFiles): HalvesComman
     ...videoEncoderArgs(plan),
     ...['-t', seconds, '-f', 'mp4', `file:${files.picturePath}`],
   ];
-  const sound = [
-    ...QUIET_GLOBALS,
-    ...inputArgs(plan),
-    ...['-filter_complex', soundGraph(plan), '-map', '[aout]', '-vn'],
-    ...NO_USER_METADATA,
-    ...soundAndFileArgs({ ...plan, output: { ...plan.output, path: files.soundPath } }),
-  ];
+  const sound = soundOnlyCommand(plan, files.soundPath);
   const own = (path: string) => ['-protocol_whitelist', 'file,pipe', '-f', 'mov', '-i', `file:${path}`];
   const mux = [
     ...RENDER_GLOBALS,

@@ -53,8 +53,12 @@ const speedOf = (clip: PictureClip): number =>
 const moves = (clip: PictureClip): boolean =>
   clip.source.kind === 'image' && clip.motion !== undefined && clip.motion !== 'none';
 
-/** The chain of one picture clip, `count` frames long. */
-function clipChain(plan: ExportPlan, clip: PictureClip, count: number, first: boolean): string[] {
+/**
+ * The chain of one picture clip, `count` frames long (`first`: the timeline's first clip, which fades in from
+ * black when it has a transition). Exported for segments (segment-command.ts), which cut their frames out of
+ * this same chain.
+ */
+export function clipChain(plan: ExportPlan, clip: PictureClip, count: number, first: boolean): string[] {
   const { width, height, fps, fit } = plan.output;
   const quality = plan.output.quality ?? 'final';
   const speed = speedOf(clip);

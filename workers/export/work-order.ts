@@ -33,6 +33,12 @@ export interface OutputSpec {
 export interface ExportSource {
   /** A local file (staged from the media store). */
   path: string;
+  /**
+   * What the file's bytes are, as the caller knows them (e.g. the stored media's id or content hash): the
+   * segment cache's name for this source (segments.ts). Absent: the path stands in, which only says the same
+   * file, not the same content. Scoping the cache per user is the caller's job.
+   */
+  contentId?: string;
   /** The demuxer ffmpeg must use (`-f`), chosen from the probe, never auto-detected. */
   demuxer: 'mov' | 'mp3' | 'wav' | 'aac' | 'png_pipe' | 'jpeg_pipe' | 'webp_pipe';
   kind: 'image' | 'video' | 'audio';

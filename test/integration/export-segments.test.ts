@@ -1,0 +1,390 @@
+// An export rendered in segments against the whole-timeline render of the same plan, both by real ffmpeg
+// and judged on the decoded files: the same frame count and duration, every frame within 40 dB PSNR of the
+// reference (the minimum over frames, not the average), and the sound present, as long and starting where it
+// does in the reference. Encoded losslessly both ways, the two are identical frame for frame: the segments'
+// graphs make the whole render's very frames, and what PSNR measures above is only the encoder's noise. The plan is small (640×360, 6 s) but has every kind of segment: cuts, a transition,
+// a text over a cut, a moving still and a video at speed 1.5 with sound of its own.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { exportCommand, exportFiles } from '../../workers/export/command.ts';
+import { segmentedCommands } from '../../workers/export/segment-command.ts';
+import { canSegment, planSegments } from '../../workers/export/segments.ts';
+import type { ExportPlan, ExportSource, PictureClip } from '../../workers/export/work-order.ts';
+import { runFfmpeg } from '../../workers/ffmpeg/runner.ts';
+import {
+  ffmpeg,
+  ffmpegRun,
+  ffprobe,
+  frameTimes,
+  probeFile,
+  soundSpans,
+  topLevelAtoms,
+  type ProbedStream,
+} from '../helpers/media-analysis.ts';
+
+const FPS = 30;
+let dir: string;
+let card: ExportSource;
+let blue: ExportSource;
+let moving: ExportSource;
+let music: ExportSource;
+
+/** Runs one command through the export's runner (not niced: the test waits for it). */
+async function ffmpegStep(args: string[]): Promise<void> {
+  const result = await runFfmpeg({ ffmpegPath: ffmpeg, args, timeoutMs: 60_000, niceness: 0 });
+  assert.ok(result.ok, `ffmpeg failed: ${JSON.stringify(result)}`);
+}
+
+const clip = (source: ExportSource, durationSec: number, more: Partial<PictureClip> = {}): PictureClip => ({
+  source,
+  trimStartSec: 0,
+  durationSec,
+  volume: 1,
+  ...more,
+});
+
+/**
+ * 0–1.5 s a zooming still; 1.0–3.0 s the test video at speed 1.5 coming in by a 0.5 s cross-fade; 3.0–4.5 s a
+ * blue card by a cut; 4.5–6.0 s the video again by a cut; a title from 4.0 to 5.2 s over the last cut; music
+ * from 0.5 s.
+ */
+function timeline(path: string): ExportPlan {
+  return {
+    picture: [
+      clip(card, 1.5, { motion: 'zoom_in' }),
+      clip(moving, 2, { speed: 1.5, trimStartSec: 0.5, transitionIn: { type: 'fade', durationSec: 0.5 } }),
+      clip(blue, 1.5),
+      clip(moving, 1.5, { trimStartSec: 3 }),
+    ],
+    sounds: [{ source: music, track: 'music', startSec: 0.5, trimStartSec: 0, durationSec: 4, volume: 0.5 }],
+    texts: [
+      {
+        text: 'SEGMENTS',
+        style: 'title',
+        position: 'center',
+        color: '#FFFFFF',
+        background: 'none',
+        startSec: 4,
+        durationSec: 1.2,
+        fadeInSec: 0.3,
+        fadeOutSec: 0.3,
+      },
+    ],
+    output: { width: 640, height: 360, fps: FPS, fit: 'fit', quality: 'final', path },
+    // No measuring pass: the loudness stage is the same in both renders and not what is compared here.
+    filters: { loudnorm: false, sidechaincompress: false },
+  };
+}
+
+/**
+ * Cuts only (the whole render joins them with one `concat`, whose clock is in microseconds), on fractional
+ * durations (30, 31 and 30 frames), the first clip fading in from black, a video at half speed, and two texts
+ * over the cuts.
+ */
+function cutsOnly(path: string): ExportPlan {
+  const title = (startSec: number, durationSec: number, style: 'title' | 'caption') => ({
+    text: style === 'title' ? 'CUTS' : 'a caption',
+    style,
+    position: 'center' as const,
+    color: '#FFEE00',
+    background: style === 'title' ? ('none' as const) : ('box' as const),
+    startSec,
+    durationSec,
+    // The caption appears at once: its first frame shows it fully, or not at all.
+    fadeInSec: style === 'title' ? 0.3 : 0,
+    fadeOutSec: 0.3,
+  });
+  return {
+    ...timeline(path),
+    picture: [
+      clip(card, 1.01, { transitionIn: { type: 'fadeblack', durationSec: 0.4 } }),
+      clip(moving, 1.01, { speed: 0.5, trimStartSec: 1 }),
+      clip(blue, 1.01),
+    ],
+    sounds: [],
+    // The caption starts on frame 32, whose time the concat's clock rounds up (1066667 µs): drawn from that
+    // frame in the whole render only if the segment's clock is the same.
+    texts: [title(0.9, 1.2, 'title'), title(32 / FPS, 0.5, 'caption')],
+  };
+}
+
+const videoOf = (streams: ProbedStream[]) => streams.find((s) => s.codec_type === 'video')!;
+const audioOf = (streams: ProbedStream[]) => streams.find((s) => s.codec_type === 'audio');
+
+/** Per-frame PSNR (the `psnr` filter's stats file, `psnr_avg` of each frame; `inf` for identical frames). */
+async function framePsnr(path: string, reference: string): Promise<number[]> {
+  const stats = `${path}.psnr.log`;
+  const log = await ffmpegRun([
+    ...['-v', 'error', '-i', `file:${path}`, '-i', `file:${reference}`],
+    ...['-lavfi', `[0:v][1:v]psnr=stats_file=${stats}`, '-f', 'null', '-'],
+  ]);
+  assert.equal(log.trim(), '', 'both files decode without an error');
+  const lines = (await readFile(stats, 'utf8')).split('\n').filter(Boolean);
+  return lines.map((line) => {
+    const value = /psnr_avg:(\S+)/.exec(line)![1]!;
+    return value === 'inf' ? Infinity : Number(value);
+  });
+}
+
+/** The numbers of the key frames of a file's video, in presentation order. */
+async function keyFrames(path: string): Promise<number[]> {
+  const { stdout } = await promisify(execFile)(
+    ffprobe,
+    [
+      '-v',
+      'error',
+      '-select_streams',
+      'v:0',
+      '-show_entries',
+      'frame=key_frame',
+      '-of',
+      'csv=p=0',
+      `file:${path}`,
+    ],
+    { maxBuffer: 16 * 1024 * 1024 },
+  );
+  const flags = stdout
+    .split('\n')
+    .map((line) => line.trim().replace(/,$/, ''))
+    .filter(Boolean);
+  return flags.flatMap((flag, i) => (flag === '1' ? [i] : []));
+}
+
+/** The audio stream's start and duration as ffprobe reads them. */
+const soundTimes = (stream: ProbedStream & { start_time?: string }) => ({
+  start: Number(stream.start_time ?? 0),
+  duration: Number(stream.duration),
+});
+
+/**
+ * Encoder arguments made lossless (x264 at QP 0; lossless needs x264's High 4:4:4 Predictive profile, so the
+ * fixed profile and level go), to compare the frames the graphs make, without the encoder's noise.
+ */
+function lossless(args: string[]): string[] {
+  const replaced: Record<string, string[]> = {
+    '-crf': ['-qp', '0'],
+    '-preset': ['-preset', 'ultrafast'],
+    '-profile:v': [],
+    '-level:v': [],
+  };
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i += 1) {
+    const replacement = replaced[args[i]!];
+    if (replacement) {
+      out.push(...replacement);
+      i += 1; // the option's value
+    } else out.push(args[i]!);
+  }
+  return out;
+}
+
+/**
+ * The plan rendered the whole-timeline way (the one re-encoding command) and in segments (each picture
+ * segment, the sound once, then the join), into `<tag>-whole.mp4` and `<tag>-segmented.mp4`.
+ */
+async function renderBoth(
+  tag: string,
+  encoder: (args: string[]) => string[] = (args) => args,
+  planAt: (path: string) => ExportPlan = timeline,
+) {
+  const whole = planAt(join(dir, `${tag}-whole.mp4`));
+  for (const file of exportFiles(whole)) await writeFile(file.path, file.contents, { flag: 'wx' });
+  await ffmpegStep(encoder(exportCommand(whole)));
+
+  const segmented = planAt(join(dir, `${tag}-segmented.mp4`));
+  assert.ok(canSegment(segmented));
+  const cache = join(dir, `${tag}-cache`);
+  await mkdir(cache);
+  const files = {
+    segmentPath: (s: { key: string }) => join(cache, `${s.key}.mp4`),
+    listPath: join(dir, `${tag}-segments.ffconcat`),
+    soundPath: join(dir, `${tag}-sound.mp4`),
+  };
+  const commands = segmentedCommands(segmented, files);
+  for (const encode of commands.encodes) {
+    for (const file of encode.files) await writeFile(file.path, file.contents, { flag: 'wx' });
+    await ffmpegStep(encoder(encode.args));
+  }
+  await ffmpegStep(commands.sound);
+  await writeFile(files.listPath, commands.concatList, { flag: 'wx' });
+  await ffmpegStep(commands.join);
+  return { whole, segmented };
+}
+
+describe('export in segments (real ffmpeg, decoded output)', () => {
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'export-segments-'));
+    const path = (name: string) => join(dir, name);
+    await Promise.all([
+      ffmpegRun([
+        '-v',
+        'error',
+        '-f',
+        'lavfi',
+        '-i',
+        'testsrc2=s=640x360',
+        '-frames:v',
+        '1',
+        path('card.png'),
+      ]),
+      ffmpegRun([
+        '-v',
+        'error',
+        '-f',
+        'lavfi',
+        '-i',
+        'color=c=0x2050a0:s=640x360',
+        '-frames:v',
+        '1',
+        path('blue.png'),
+      ]),
+      // A moving picture with sound of its own (a 440 Hz tone), 6 s.
+      ffmpegRun([
+        ...['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=s=320x180:r=30:d=6'],
+        ...['-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000:duration=6'],
+        ...['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'pcm_s16le'],
+        ...['-ac', '2', path('moving.mov')],
+      ]),
+      ffmpegRun([
+        ...['-v', 'error', '-f', 'lavfi', '-i', 'sine=frequency=300:sample_rate=48000:duration=4'],
+        ...['-ac', '2', path('music.wav')],
+      ]),
+    ]);
+    card = {
+      path: path('card.png'),
+      contentId: 'card',
+      demuxer: 'png_pipe',
+      kind: 'image',
+      durationSec: null,
+    };
+    blue = {
+      path: path('blue.png'),
+      contentId: 'blue',
+      demuxer: 'png_pipe',
+      kind: 'image',
+      durationSec: null,
+    };
+    moving = {
+      path: path('moving.mov'),
+      contentId: 'moving',
+      demuxer: 'mov',
+      kind: 'video',
+      durationSec: 6,
+      video: { codec: 'h264', width: 320, height: 180, fps: 30, pixFmt: 'yuv420p' },
+      audio: { codec: 'pcm_s16le', sampleRate: 48_000, channels: 2 },
+    };
+    music = {
+      path: path('music.wav'),
+      contentId: 'music',
+      demuxer: 'wav',
+      kind: 'audio',
+      durationSec: 4,
+      audio: { codec: 'pcm_s16le', sampleRate: 48_000, channels: 2 },
+    };
+  });
+
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('matches the whole-timeline render: same frames and duration, every frame ≥ 40 dB, sound in sync', async () => {
+    const { whole, segmented } = await renderBoth('coded');
+    const reference = await probeFile(whole.output.path);
+    const result = await probeFile(segmented.output.path);
+    const frames = Number(videoOf(result.streams).nb_frames);
+    assert.equal(frames, 180, '6 s at 30 fps');
+    assert.equal(frames, Number(videoOf(reference.streams).nb_frames));
+    const frame = 1 / FPS;
+    const videoDuration = (probed: typeof result) => Number(videoOf(probed.streams).duration);
+    assert.ok(
+      Math.abs(videoDuration(result) - videoDuration(reference)) <= frame,
+      `video ${videoDuration(result)} s, reference ${videoDuration(reference)} s`,
+    );
+    assert.ok(
+      Math.abs(result.durationSec - reference.durationSec) <= frame,
+      `file ${result.durationSec} s, reference ${reference.durationSec} s`,
+    );
+
+    const psnr = await framePsnr(segmented.output.path, whole.output.path);
+    assert.equal(psnr.length, 180, 'every frame compared');
+    const worst = Math.min(...psnr);
+    const at = psnr.indexOf(worst);
+    console.log(`segmented vs whole: ${frames} frames, min PSNR ${worst.toFixed(2)} dB (frame ${at})`);
+    assert.ok(worst >= 40, `frame ${at}: ${worst} dB`);
+
+    const sound = audioOf(result.streams);
+    const referenceSound = audioOf(reference.streams);
+    assert.ok(sound && referenceSound, 'both have sound');
+    const [ours, theirs] = [soundTimes(sound), soundTimes(referenceSound)];
+    assert.ok(
+      Math.abs(ours.duration - theirs.duration) <= frame,
+      `${ours.duration} s vs ${theirs.duration} s`,
+    );
+    assert.ok(Math.abs(ours.start - theirs.start) <= frame, `${ours.start} s vs ${theirs.start} s`);
+    // The music comes in at 0.5 s in both.
+    const [heard] = await soundSpans(segmented.output.path, result.durationSec);
+    const [referenceHeard] = await soundSpans(whole.output.path, reference.durationSec);
+    assert.ok(heard && referenceHeard);
+    assert.ok(
+      Math.abs(heard.start - referenceHeard.start) <= frame,
+      `${heard.start} vs ${referenceHeard.start}`,
+    );
+
+    // Each segment opens on a key frame of its own, joined as it was encoded.
+    const starts = planSegments(segmented).map((s) => s.startFrame);
+    const keys = await keyFrames(segmented.output.path);
+    assert.ok(
+      starts.every((start) => keys.includes(start)),
+      `segments start at ${starts}, key frames at ${keys}`,
+    );
+
+    // +faststart: the index before the media.
+    const atoms = (await topLevelAtoms(segmented.output.path)).map((a) => a.type);
+    assert.ok(atoms.indexOf('moov') < atoms.indexOf('mdat'), atoms.join(' '));
+  });
+
+  it('cuts the plan into its clips’ bodies and its transition, the text on the two segments it spans', () => {
+    const segments = planSegments(timeline(join(dir, 'unused.mp4')));
+    assert.deepEqual(
+      segments.map((s) => `${s.kind} ${s.startFrame}-${s.endFrame} texts ${s.texts.length}`),
+      [
+        'body 0-30 texts 0',
+        'transition 30-45 texts 0',
+        'body 45-90 texts 0',
+        'body 90-135 texts 1',
+        'body 135-180 texts 1',
+      ],
+    );
+  });
+
+  it('makes exactly the whole render’s frames: encoded losslessly both ways, every frame is identical', async () => {
+    const { whole, segmented } = await renderBoth('lossless', lossless);
+    const psnr = await framePsnr(segmented.output.path, whole.output.path);
+    assert.equal(psnr.length, 180);
+    const differing = psnr.flatMap((value, i) => (value === Infinity ? [] : [`${i}: ${value} dB`]));
+    assert.deepEqual(differing, [], 'frames that differ');
+  });
+
+  it('makes exactly the whole render’s frames for a timeline of cuts with text on the concat’s clock', async () => {
+    assert.deepEqual(
+      planSegments(cutsOnly(join(dir, 'unused.mp4'))).map((s) => `${s.startFrame}-${s.endFrame} ${s.texts}`),
+      ['0-30 0', '30-61 0,1', '61-91 0'],
+    );
+    const { whole, segmented } = await renderBoth('cuts', lossless, cutsOnly);
+    const psnr = await framePsnr(segmented.output.path, whole.output.path);
+    assert.equal(psnr.length, 91);
+    // Joined on segments of 30, 31 and 30 frames (1.033333 s is no whole number of µs), still every frame
+    // on the 30 fps grid.
+    const times = await frameTimes(segmented.output.path);
+    assert.equal(times.length, 91);
+    const offGrid = times.flatMap((t, n) => (Math.abs(t - n / FPS) > 0.001 ? [`${n}: ${t}`] : []));
+    assert.deepEqual(offGrid, []);
+    const differing = psnr.flatMap((value, i) => (value === Infinity ? [] : [`${i}: ${value} dB`]));
+    assert.deepEqual(differing, [], 'frames that differ');
+  });
+});

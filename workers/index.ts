@@ -7,6 +7,8 @@ export {
   type UnsupportedFeature,
 } from './export/filter-support.ts';
 export { outputSize } from './export/output-size.ts';
+export { fastPathEligible } from './export/fast-path.ts';
+export { canSegment, planSegments } from './export/segments.ts';
 export type {
   ExportPlan,
   ExportSource,
@@ -22,6 +24,7 @@ export type {
   ExportRunOptions,
   ExportWorkspace,
   ExportWorkspaces,
+  SegmentedWork,
 } from './export/work-order.ts';
 export type { ExportPoolMessage, ExportTask, ExportWorkerMessage } from './export/worker.ts';
 export { runFfmpeg, spawnFailure, type RunFfmpegOptions, type RunResult } from './ffmpeg/runner.ts';

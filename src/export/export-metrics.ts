@@ -14,6 +14,8 @@ export interface ExportMetrics {
   answered(quality: ExportQuality, outcome: ExportOutcome): void;
   /** One render that made a video: the seconds its encoding ran, and the seconds of video it made. */
   encoded(quality: ExportQuality, encodeSec: number, outputSec: number): void;
+  /** A segmented render's segments: those it encoded, and those the cache gave it. */
+  segments(encoded: number, reused: number): void;
 }
 
 export function createExportMetrics(metrics: MetricsRegistry): ExportMetrics {
@@ -32,8 +34,17 @@ export function createExportMetrics(metrics: MetricsRegistry): ExportMetrics {
     help: 'Seconds of video the exports of this process made.',
     labels: ['quality'],
   });
+  const segments = metrics.counter({
+    name: 'mf_export_segments_total',
+    help: 'Picture segments of segmented exports on this process: encoded, or reused from the segment cache.',
+    labels: ['result'],
+  });
   return {
     answered: (quality, outcome) => exports.inc([quality, outcome]),
+    segments(encoded, reused) {
+      segments.inc(['encoded'], encoded);
+      segments.inc(['reused'], reused);
+    },
     encoded(quality, encodeSec, outputSec) {
       encodeSeconds.inc([quality], encodeSec);
       outputSeconds.inc([quality], outputSec);

@@ -1,3 +1,6 @@
+import { dirname, join } from 'node:path';
+import { keepSegments, stageSegments } from './segment-staging.ts';
+import type { SegmentCache } from './segment-cache.ts';
 import { failedOutcome, type ExportMetrics } from './export-metrics.ts';
 import { writeFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
@@ -94,6 +97,11 @@ export interface ExportServiceDeps {
   timeoutMs: number;
   /** What exports count on /metrics. */
   metrics: ExportMetrics;
+  /**
+   * Segmented rendering (`EXPORT_SEGMENTS`): the cache of this user's project's segments, and how many
+   * segments encode at once. Absent: every export renders its timeline whole.
+   */
+  segments?: { cache: SegmentCache; parallel: number };
   /** `EXPORT_RATE_PER_MINUTE`, per user and process. */
   ratePerMinute: number;
   clock: Clock;
@@ -264,9 +272,26 @@ async function exportOnce(
     for (const file of exportFiles(planned.plan)) {
       await writeFile(file.path, file.contents, { flag: 'wx' });
     }
+    const staged = deps.segments
+      ? await beforeDeadline(
+          stageSegments(planned.plan, {
+            userId,
+            projectId: project.id,
+            dir: join(dirname(workspace.outputPath), 'segments'),
+            parallel: deps.segments.parallel,
+            cache: deps.segments.cache,
+            store: deps.store,
+            logger: log,
+          }),
+          deadline,
+          deps.clock,
+          gone,
+        )
+      : undefined;
+    const rendering = staged ? { ...planned, plan: { ...planned.plan, segmented: staged.work } } : planned;
     const { result, encoding, late, encodeMs } = await render(
       userId,
-      planned,
+      rendering,
       deadline,
       gone,
       progress.report,
@@ -279,6 +304,10 @@ async function exportOnce(
     const output = await workspace.probeOutput();
     const durationSec = output.durationSec ?? 0;
     deps.metrics.encoded(quality, encodeMs / 1000, durationSec);
+    if (staged && deps.segments) {
+      deps.metrics.segments(staged.encoded.length, staged.work.reused.length);
+      await keepSegments(staged, { userId, projectId: project.id, cache: deps.segments.cache, logger: log });
+    }
     mediaId = newMediaId('mp4');
     await workspace.storeOutput(mediaId);
     await progress.settled();

@@ -1,5 +1,6 @@
 import type { AssetsRepository, ProjectCommands, ProjectsRepository } from '../../actors/index.ts';
 import { join } from 'node:path';
+import { availableParallelism } from 'node:os';
 import {
   type Config,
   resolveFfmpeg,
@@ -33,6 +34,7 @@ type ExportConfig = Pick<
   | 'exportConcurrency'
   | 'exportPerUser'
   | 'segmentCacheMaxBytes'
+  | 'exportSegments'
   | 'exportTimeoutMs'
   | 'exportRatePerMinute'
   | 'exportWorkDir'
@@ -99,6 +101,16 @@ export function exportFeature(
   let filters: FilterSupport = { loudnorm: true, sidechaincompress: true };
   // Every filter the resolved ffmpeg has, once start() has asked it (until then nothing is refused).
   let available: Set<string> | undefined;
+  // Encoded segments kept for re-exports, per user and project (segment-cache.ts).
+  const segmentIndex = createMongoSegmentIndex(platform.mongo.db);
+  const segments = createSegmentCache({
+    index: segmentIndex,
+    store,
+    maxBytes: config.segmentCacheMaxBytes,
+    clock,
+    logger: log,
+  });
+
   const service = createExportService({
     commands: platform.projects,
     assets,
@@ -115,17 +127,10 @@ export function exportFeature(
     mediaUrl,
     timeoutMs: config.exportTimeoutMs,
     metrics: createExportMetrics(platform.metrics),
+    ...(config.exportSegments && {
+      segments: { cache: segments, parallel: availableParallelism() },
+    }),
     ratePerMinute: config.exportRatePerMinute,
-    clock,
-    logger: log,
-  });
-
-  // Encoded segments kept for re-exports, per user and project (segment-cache.ts).
-  const segmentIndex = createMongoSegmentIndex(platform.mongo.db);
-  const segments = createSegmentCache({
-    index: segmentIndex,
-    store,
-    maxBytes: config.segmentCacheMaxBytes,
     clock,
     logger: log,
   });

@@ -59,8 +59,9 @@ export function createExportWorkspaces(options: ExportWorkspacesOptions): Export
           error,
         );
       }
+      // The stored file's id and content validator name what it holds (a segment's key counts it: segments.ts).
       const known = probed.get(key);
-      if (known) return { ...known, path };
+      if (known) return { ...known, path, contentId: key };
       let source: ExportSource;
       try {
         source = await probe(path);
@@ -76,7 +77,7 @@ export function createExportWorkspaces(options: ExportWorkspacesOptions): Export
         );
       }
       remember(key, source);
-      return source;
+      return { ...source, contentId: key };
     }
 
     return {

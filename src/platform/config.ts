@@ -99,6 +99,7 @@ export const EnvSchema = Type.Object({
   TIMELINE_MAX_SEC: Int({ minimum: 1, maximum: 86_400, default: 1800 }),
   IMAGE_MAX_PIXELS: Int({ minimum: 1, default: 40_000_000 }),
   EXPORT_PER_USER: Int({ minimum: 1, default: 1 }),
+  EXPORT_SEGMENTS: Bool(false),
   SEGMENT_CACHE_MAX_BYTES: Int({ minimum: 0, default: 10_737_418_240 }),
   DASHBOARD_RATE_PER_MINUTE: Int({ minimum: 1, default: 600 }),
 });
@@ -190,6 +191,8 @@ export interface Config {
   exportPerUser: number;
   /** Bytes of encoded export segments kept for re-exports, least recently used going first (`SEGMENT_CACHE_MAX_BYTES`). */
   segmentCacheMaxBytes: number;
+  /** Whether exports render their picture in segments kept for re-exports, or whole (`EXPORT_SEGMENTS`). */
+  exportSegments: boolean;
   /** Requests per minute of one dashboard session, its bearer tokens included (`DASHBOARD_RATE_PER_MINUTE`). */
   dashboardRatePerMinute: number;
   /** Fixed tuning (not environment variables): measured choices, kept here so every setting is in one place. */
@@ -419,6 +422,7 @@ function toConfig(env: Env): Config {
     imageMaxPixels: env.IMAGE_MAX_PIXELS,
     exportPerUser: env.EXPORT_PER_USER,
     segmentCacheMaxBytes: env.SEGMENT_CACHE_MAX_BYTES,
+    exportSegments: env.EXPORT_SEGMENTS,
     dashboardRatePerMinute: env.DASHBOARD_RATE_PER_MINUTE,
     tuning: { ...TUNING },
   };

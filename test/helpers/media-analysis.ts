@@ -2,10 +2,10 @@
 // decoded grey or RGB frames (bars or picture, bar widths), frames decoded and CPU time from ffmpeg's log, sound
 // onsets (`silencedetect`), the level of one frequency band (`lowpass`/`highpass` + `volumedetect`),
 // integrated loudness (`ebur128`), per-packet hashes of a video stream (`framemd5` on a stream copy) and the
-// order of an mp4's top-level atoms (read from the file's bytes).
+// order of an mp4's top-level atoms (read from the file's bytes), and per-frame PSNR of one file against another.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { open } from 'node:fs/promises';
+import { open, readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { resolveFfmpeg } from '../../src/platform/media/ffmpeg-path.ts';
 
@@ -282,4 +282,19 @@ export function openEndedMdat(data: Buffer): Buffer {
     }
   }
   throw new Error('no mdat box');
+}
+
+/** Per-frame PSNR (the `psnr` filter's stats file, `psnr_avg` of each frame; `inf` for identical frames). */
+export async function framePsnr(path: string, reference: string): Promise<number[]> {
+  const stats = `${path}.psnr.log`;
+  const log = await ffmpegRun([
+    ...['-v', 'error', '-i', `file:${path}`, '-i', `file:${reference}`],
+    ...['-lavfi', `[0:v][1:v]psnr=stats_file=${stats}`, '-f', 'null', '-'],
+  ]);
+  assert.equal(log.trim(), '', 'both files decode without an error');
+  const lines = (await readFile(stats, 'utf8')).split('\n').filter(Boolean);
+  return lines.map((line) => {
+    const value = /psnr_avg:(\S+)/.exec(line)![1]!;
+    return value === 'inf' ? Infinity : Number(value);
+  });
 }

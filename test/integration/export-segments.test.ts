@@ -7,7 +7,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -20,6 +20,7 @@ import {
   ffmpeg,
   ffmpegRun,
   ffprobe,
+  framePsnr,
   frameTimes,
   probeFile,
   soundSpans,
@@ -115,21 +116,6 @@ function cutsOnly(path: string): ExportPlan {
 
 const videoOf = (streams: ProbedStream[]) => streams.find((s) => s.codec_type === 'video')!;
 const audioOf = (streams: ProbedStream[]) => streams.find((s) => s.codec_type === 'audio');
-
-/** Per-frame PSNR (the `psnr` filter's stats file, `psnr_avg` of each frame; `inf` for identical frames). */
-async function framePsnr(path: string, reference: string): Promise<number[]> {
-  const stats = `${path}.psnr.log`;
-  const log = await ffmpegRun([
-    ...['-v', 'error', '-i', `file:${path}`, '-i', `file:${reference}`],
-    ...['-lavfi', `[0:v][1:v]psnr=stats_file=${stats}`, '-f', 'null', '-'],
-  ]);
-  assert.equal(log.trim(), '', 'both files decode without an error');
-  const lines = (await readFile(stats, 'utf8')).split('\n').filter(Boolean);
-  return lines.map((line) => {
-    const value = /psnr_avg:(\S+)/.exec(line)![1]!;
-    return value === 'inf' ? Infinity : Number(value);
-  });
-}
 
 /** The numbers of the key frames of a file's video, in presentation order. */
 async function keyFrames(path: string): Promise<number[]> {
@@ -369,6 +355,29 @@ describe('export in segments (real ffmpeg, decoded output)', () => {
     const differing = psnr.flatMap((value, i) => (value === Infinity ? [] : [`${i}: ${value} dB`]));
     assert.deepEqual(differing, [], 'frames that differ');
   });
+
+  // The whole render loses a frame here, not the segments: its second xfade, whose first input is the joined
+  // stream of a transition and a run of cuts, emits no frame at the transition's last time (pts 134 of 165), and
+  // the encoder's constant rate repeats a frame to fill it, so the incoming clip is a frame late to the end.
+  // The segments show every frame. Until the whole render is fixed, this case is known to differ from frame 134.
+  it(
+    'makes exactly the whole render’s frames when a transition follows a run of cuts',
+    {
+      todo: 'the whole render drops the last frame of a transition after a run of cuts',
+    },
+    async () => {
+      const wipeAfterCuts = (path: string): ExportPlan => {
+        const plan = timeline(path);
+        const picture = [...plan.picture];
+        picture[3] = { ...picture[3]!, transitionIn: { type: 'wipeleft', durationSec: 0.5 } };
+        return { ...plan, picture, texts: [] };
+      };
+      const { whole, segmented } = await renderBoth('wipe-after-cuts', lossless, wipeAfterCuts);
+      const psnr = await framePsnr(segmented.output.path, whole.output.path);
+      const differing = psnr.flatMap((value, i) => (value === Infinity ? [] : [`${i}: ${value} dB`]));
+      assert.deepEqual(differing, [], 'frames that differ');
+    },
+  );
 
   it('makes exactly the whole render’s frames for a timeline of cuts with text on the concat’s clock', async () => {
     assert.deepEqual(

@@ -141,6 +141,19 @@ export interface ExportPlan {
   texts?: TextOverlay[];
   output: OutputSpec;
   filters: FilterSupport;
+  /**
+   * Render the picture in segments (segments.ts) when the plan allows it: each segment's file is
+   * `<dir>/<key>.mp4`; those of `reused` keys are there already (from the segment cache), the others are
+   * encoded, at most `parallel` at once beside the sound. Absent: the whole-timeline render.
+   */
+  segmented?: SegmentedWork;
+}
+
+/** Where a segmented render's segments are, which of them are there already, and how many encode at once. */
+export interface SegmentedWork {
+  dir: string;
+  reused: string[];
+  parallel: number;
 }
 
 /** The task a pool worker runs (workers/export/worker.ts): plain data plus the port, which the pool transfers. */

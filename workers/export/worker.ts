@@ -6,40 +6,71 @@
 // (the loudness's measuring pass, the fast path's copy, the render) or two at once (a preview's picture and
 // sound): each one's pid is reported the same way.
 import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { receiveMessageOnPort } from 'node:worker_threads';
 import { exportCommand } from './command.ts';
 import { fastPathCommands, fastPathEligible } from './fast-path.ts';
 import { measureCommand, measuredLoudness, needsMeasuring } from './measure-command.ts';
 import { halvesCommands, rendersInHalves } from './parallel-render.ts';
 import { pictureTimeline } from './plan.ts';
+import { canSegment } from './segments.ts';
+import { segmentedCommands } from './segment-command.ts';
 import { runFfmpeg, type RunResult } from '../ffmpeg/runner.ts';
 
 // The task and its port's messages are the pool's contract (work-order.ts).
 export type { ExportPoolMessage, ExportTask, ExportWorkerMessage } from './work-order.ts';
 import type { ExportPlan, ExportTask, ExportWorkerMessage } from './work-order.ts';
 
+/** Children run at once (at most `parallel` at a time; default all). */
+interface Group {
+  commands: string[][];
+  parallel?: number;
+}
+
+/** A child's arguments without `-progress`: its share is counted when it ends instead. */
+const withoutProgress = (args: string[]): string[] =>
+  args.filter((arg, i, all) => arg !== '-progress' && all[i - 1] !== '-progress');
+
 /**
  * The ffmpeg runs of a plan, in order, each a group of children run at once: the fast path's copy and mux when
- * every picture clip can be copied (fast-path.ts); a preview's picture and sound side by side, then their mux
- * (parallel-render.ts); else the one re-encoding command. Working files go beside the output (the export's
- * folder).
+ * every picture clip can be copied (fast-path.ts); the segments not there yet and the sound, then their join,
+ * when the plan says so and can be (segment-command.ts); a preview's picture and sound side by side, then
+ * their mux (parallel-render.ts); else the one re-encoding command. Working files go beside the output (the
+ * export's folder).
  */
-async function commandsFor(plan: ExportPlan): Promise<string[][][]> {
+async function commandsFor(plan: ExportPlan): Promise<Group[]> {
   const path = plan.output.path;
   if (fastPathEligible(plan)) {
     const files = { concatListPath: `${path}.ffconcat`, videoOnlyPath: `${path}.video.mp4` };
     const { concatList, steps } = fastPathCommands(plan, files);
     await writeFile(files.concatListPath, concatList, { flag: 'wx' });
-    return steps.map((args) => [args]);
+    return steps.map((args) => ({ commands: [args] }));
+  }
+  if (plan.segmented && canSegment(plan)) {
+    const { dir, reused, parallel } = plan.segmented;
+    const listPath = `${path}.segments.ffconcat`;
+    const segmented = segmentedCommands(plan, {
+      segmentPath: (segment) => join(dir, `${segment.key}.mp4`),
+      listPath,
+      soundPath: `${path}.sound.mp4`,
+    });
+    const kept = new Set(reused);
+    const encodes = segmented.encodes.filter((encode) => !kept.has(encode.segment.key));
+    for (const encode of encodes) {
+      for (const file of encode.files) await writeFile(file.path, file.contents, { flag: 'wx' });
+    }
+    await writeFile(listPath, segmented.concatList, { flag: 'wx' });
+    const first = [...encodes.map((encode) => withoutProgress(encode.args)), segmented.sound];
+    return [{ commands: first, parallel }, { commands: [segmented.join] }];
   }
   if (rendersInHalves(plan)) {
     const { halves, mux } = halvesCommands(plan, {
       picturePath: `${path}.picture.mp4`,
       soundPath: `${path}.sound.mp4`,
     });
-    return [halves, [mux]];
+    return [{ commands: halves }, { commands: [mux] }];
   }
-  return [[exportCommand(plan)]];
+  return [{ commands: [exportCommand(plan)] }];
 }
 
 const isAbort = (message: unknown): boolean =>
@@ -113,23 +144,36 @@ export async function exportTask(task: ExportTask): Promise<RunResult> {
   };
 
   /**
-   * Children run at once; the first to fail stops the others and is the group's result (a sibling stopped
-   * for it would only say "aborted").
+   * Children run at once, at most `parallel` at a time; the first to fail stops the others and is the group's
+   * result (a sibling stopped for it would only say "aborted"). When none reports progress of its own (the
+   * segments and the sound), each one's end moves the export's progress by its share.
    */
-  const group = async (commands: string[][], from: number, to: number): Promise<RunResult> => {
+  const group = async ({ commands, parallel }: Group, from: number, to: number): Promise<RunResult> => {
     if (commands.length === 1) return step(commands[0]!, from, to, controller.signal);
     const stop = new AbortController();
     const signal = AbortSignal.any([controller.signal, stop.signal]);
+    const counted = !commands.some((args) => args.includes('-progress'));
     let failed: RunResult | undefined;
-    await Promise.all(
-      commands.map(async (args) => {
-        const result = await step(args, from, to, signal);
+    let next = 0;
+    let ended = 0;
+    const runner = async () => {
+      while (next < commands.length && !failed && !controller.signal.aborted) {
+        const result = await step(commands[next++]!, from, to, signal);
         if (!result.ok && !failed) {
           failed = result;
           stop.abort();
         }
-      }),
-    );
+        const overall = from + ((to - from) * ++ended) / commands.length;
+        if (counted && result.ok && overall > reported) {
+          reported = overall;
+          post({ type: 'progress', fraction: overall });
+        }
+      }
+    };
+    const runners = Math.max(1, Math.min(parallel ?? commands.length, commands.length));
+    await Promise.all(Array.from({ length: runners }, runner));
+    if (!failed && controller.signal.aborted)
+      return { ok: false, reason: 'aborted', code: null, signal: null, stderrTail: '' };
     return failed ?? { ok: true };
   };
 
@@ -149,12 +193,12 @@ export async function exportTask(task: ExportTask): Promise<RunResult> {
     }
     let result: RunResult = { ok: true };
     const groups = await commandsFor(rendered);
-    for (const [i, commands] of groups.entries()) {
-      // A group followed by another never reads as done (a preview's halves before their mux); one that
-      // reports no progress (the fast path's copy) takes no share.
-      const reports = commands.some((args) => args.includes('-progress'));
+    for (const [i, run] of groups.entries()) {
+      // A group followed by another never reads as done (a preview's halves before their mux); a lone child
+      // that reports no progress (the fast path's copy) takes no share.
+      const reports = run.commands.length > 1 || run.commands.some((args) => args.includes('-progress'));
       const to = i === groups.length - 1 ? 1 : reports ? from + (1 - from) * 0.95 : from;
-      result = await group(commands, from, to);
+      result = await group(run, from, to);
       if (!result.ok) break;
       from = to;
     }

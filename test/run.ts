@@ -90,6 +90,7 @@ const PROFILES: Record<string, { wall: number; cores?: number }> = {
   'test/integration/actors/in-process.test.ts': { wall: 11 },
   'test/integration/export-sound.test.ts': { wall: 12 },
   'test/integration/export-sound-mixing.test.ts': { wall: 30 },
+  'test/integration/export-segments.test.ts': { wall: 15 },
   'test/integration/job-poll-queue.test.ts': { wall: 8 },
   'test/integration/mcp-tool-schemas.test.ts': { wall: 8 },
   'test/integration/job-sweeper.test.ts': { wall: 7 },
@@ -124,6 +125,7 @@ const PROFILES: Record<string, { wall: number; cores?: number }> = {
   'test/e2e/events.test.ts': { wall: 18, cores: 1 },
   'test/e2e/asset-pictures.test.ts': { wall: 7, cores: 1 },
   'test/e2e/export-effects.test.ts': { wall: 9, cores: 1 },
+  'test/e2e/export-segments.test.ts': { wall: 20, cores: 1.5 }, // two services' exports, PSNR of every frame
   'test/e2e/jobs-inputs.test.ts': { wall: 15, cores: 0.5 },
   'test/e2e/agent-contract.test.ts': { wall: 14, cores: 0.5 },
   'test/e2e/editor-media.test.ts': { wall: 12, cores: 1.5 },

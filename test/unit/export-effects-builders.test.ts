@@ -104,8 +104,11 @@ describe('transitions', () => {
     // starts where the joined stream's frames end less the overlap.
     assert.match(graph[0]!, /setpts=PTS-STARTPTS,fade=t=in:s=0:n=15:color=black\[vclip0\]$/);
     assert.ok(graph.includes('[vclip1][vclip2]concat=n=2:v=1:a=0,fps=30[vrun1]'), graph.join('\n'));
+    // An xfade that another takes ends one frame past its last (210 = 60 + 90 + 60 frames), cut there again.
     assert.ok(
-      graph.includes('[vclip0][vrun1]xfade=transition=fade:duration=1:offset=2[vjoin1]'),
+      graph.includes(
+        '[vclip0][vrun1]xfade=transition=fade:duration=1:offset=2,tpad=stop_mode=clone:stop=1,trim=end_frame=210[vjoin1]',
+      ),
       graph.join('\n'),
     );
     assert.equal(

@@ -103,9 +103,14 @@ export function joinSegments(
     const overlap = Math.min(overlaps[head.index]!, frames, runFrames);
     const offset = frames - overlap;
     const label = r === last ? `[${output}]` : `[vjoin${r}]`;
+    // An xfade's output that another xfade takes ends one frame after its last frame: xfade ends its stream
+    // at its last frame's time, and the next xfade, told its first input ended there, emitted no frame at its
+    // transition's last time (the encoder's constant rate repeated one in its place, and every later frame
+    // came one late). A cloned frame past the end, cut off again at the exact count, gives the end its time.
+    const ending = r === last ? '' : `,tpad=stop_mode=clone:stop=1,trim=end_frame=${offset + runFrames}`;
     chains.push(
       `${joined}${runStream(run, `[vrun${r}]`)}xfade=transition=${XFADE_TRANSITIONS[transition.type]}` +
-        `:duration=${frameSeconds(overlap, fps)}:offset=${frameSeconds(offset, fps)}${label}`,
+        `:duration=${frameSeconds(overlap, fps)}:offset=${frameSeconds(offset, fps)}${ending}${label}`,
     );
     joined = label;
     frames = offset + runFrames;

@@ -18,7 +18,7 @@
 // picture would come out that much later than its sound, more than a frame with a phone's files. Copied into
 // a file of its own first, the picture starts at its first frame, and the second step maps it with the sound.
 import { NO_USER_METADATA, RENDER_GLOBALS, soundAndFileArgs } from './command.ts';
-import { ffmpegSeconds, inputArgs, inputCount } from './input-args.ts';
+import { ffmpegSeconds, inputArgs, inputCount, ownInput } from './input-args.ts';
 import { clipFrames } from './picture-graph.ts';
 import type { ExportPlan } from './plan.ts';
 import { soundGraph } from './sound-graph.ts';
@@ -138,17 +138,6 @@ export interface FastPathFiles {
   /** The copied picture without sound, read by the second step. */
   videoOnlyPath: string;
 }
-
-/** Opens one of our own files as every input is opened: file/pipe protocols only, the demuxer named. */
-const ownInput = (demuxer: string, path: string, options: string[] = []): string[] => [
-  '-protocol_whitelist',
-  'file,pipe',
-  ...options,
-  '-f',
-  demuxer,
-  '-i',
-  `file:${path}`,
-];
 
 /**
  * The fast path of an eligible plan (check `fastPathEligible` first; throws otherwise): the list to write at

@@ -65,3 +65,17 @@ export function inputArgs(plan: ExportPlan): string[] {
 /** How many inputs `inputArgs` opens (a command's own inputs are numbered from there). */
 export const inputCount = (plan: ExportPlan): number =>
   plan.picture.length + plan.sounds.length + plan.picture.filter(hasOwnSound).length;
+
+/**
+ * Opens one of our own files (a concat list, a segment, a rendered half) as every input is opened: file and
+ * pipe protocols only, the demuxer named.
+ */
+export const ownInput = (demuxer: string, path: string, options: string[] = []): string[] => [
+  '-protocol_whitelist',
+  'file,pipe',
+  ...options,
+  '-f',
+  demuxer,
+  '-i',
+  `file:${path}`,
+];

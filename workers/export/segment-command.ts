@@ -15,7 +15,7 @@
 // `enable`/`alpha` expression sees the `t` it sees in the whole render.
 import { NO_USER_METADATA, RENDER_GLOBALS } from './command.ts';
 import { concatQuote } from './fast-path.ts';
-import { ffmpegSeconds, inputArgs } from './input-args.ts';
+import { ffmpegSeconds, inputArgs, ownInput } from './input-args.ts';
 import { soundOnlyCommand } from './parallel-render.ts';
 import { clipChain, clipFrames } from './picture-graph.ts';
 import type { ExportPlan, ExportSource, PictureClip } from './plan.ts';
@@ -157,17 +157,6 @@ export function segmentConcatList(
   );
   return `ffconcat version 1.0\n${entries.join('')}`;
 }
-
-/** Opens one of our own files as every input is opened: file/pipe protocols only, the demuxer named. */
-const ownInput = (demuxer: string, path: string, options: string[] = []): string[] => [
-  '-protocol_whitelist',
-  'file,pipe',
-  ...options,
-  '-f',
-  demuxer,
-  '-i',
-  `file:${path}`,
-];
 
 /**
  * The join: the segments listed at `listPath` (only our own mp4 files: the concat demuxer may open `mov` and

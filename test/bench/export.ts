@@ -671,6 +671,8 @@ async function main() {
       EXPORT_CONCURRENCY: '2',
       EXPORT_WORK_DIR: workDir,
       LOG_LEVEL: 'warn',
+      // `BENCH_EXPORT_SEGMENTS=true`: the service renders in segments (docs/operator.md, The segment cache).
+      EXPORT_SEGMENTS: process.env.BENCH_EXPORT_SEGMENTS === 'true' ? 'true' : 'false',
     });
     const running = service;
     const user = await editorUser(running, { credits: 1_000_000 });

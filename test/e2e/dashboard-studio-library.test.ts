@@ -5,14 +5,9 @@
 // steps shown live with its media progress and, once it ends, its cost; axe and the CSP on the page.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
-import { resolveFfmpeg } from '../../src/platform/media/ffmpeg-path.ts';
 import { startEditorBrowser, untilOnPages, type EditorBrowser } from '../helpers/editor-browser.ts';
-import { balanceOf, makeMedia, type Asset, type ProjectState } from '../helpers/editor.ts';
+import { balanceOf, makeMedia, makeVideo, type Asset, type ProjectState } from '../helpers/editor.ts';
 import { runAxe, seriousViolations, skipWithoutChromium } from '../helpers/chromium.ts';
 
 /** Liveness bounds, not budgets: the machine's cores are shared, sandbox renders run ffmpeg. */
@@ -21,24 +16,6 @@ const TURN_MS = 60_000;
 const LONG_NAME =
   'A very long asset name: the old stone pier at dusk, seen from the water, with every lamp lit along it';
 const DRAG_TYPE = 'application/x-mediaforge-asset';
-
-/** A 4-second 64×64 H.264 video without sound, made with the resolved ffmpeg. */
-function fourSecondVideo(): Buffer {
-  const { ffmpeg } = resolveFfmpeg({ ffmpegPath: process.env.FFMPEG_PATH });
-  const dir = mkdtempSync(join(tmpdir(), 'mf-studio-library-'));
-  try {
-    const file = join(dir, 'clip.mp4');
-    execFileSync(ffmpeg, [
-      ...['-hide_banner', '-nostdin', '-v', 'error', '-y'],
-      ...['-f', 'lavfi', '-i', 'testsrc2=size=64x64:rate=30'],
-      ...['-t', '4', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p'],
-      file,
-    ]);
-    return readFileSync(file);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 describe('the studio library and turn steps in Chromium', { skip: skipWithoutChromium() }, () => {
   let studio: EditorBrowser;
@@ -49,7 +26,7 @@ describe('the studio library and turn steps in Chromium', { skip: skipWithoutChr
   const assets: Record<string, Asset> = {};
 
   before(async () => {
-    const mp4 = fourSecondVideo();
+    const mp4 = makeVideo({ sound: false });
     studio = await startEditorBrowser({
       db: 'dashboard_studio_library',
       env: {

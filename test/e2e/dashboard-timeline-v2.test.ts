@@ -6,19 +6,15 @@
 // taken from its poster; axe and the CSP on the page.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
-import { resolveFfmpeg } from '../../src/platform/media/ffmpeg-path.ts';
 import { startMongo, type TestMongo } from '../helpers/mongo.ts';
 import { startService, adminClient, type RunningService } from '../helpers/service.ts';
 import {
   editorClient,
   editorUser,
   makeMedia,
+  makeVideo,
   type Asset,
   type Clip,
   type ProjectState,
@@ -41,24 +37,6 @@ const EDIT_MS = 15_000;
 const EXPORT_MS = 120_000;
 const LANES = ['Video track', 'Text track', 'Voice track', 'Sound effects track', 'Music track'];
 
-/** A 4-second 64×64 H.264 video with a tone, made with the resolved ffmpeg. */
-function videoWithSound(): Buffer {
-  const { ffmpeg } = resolveFfmpeg({ ffmpegPath: process.env.FFMPEG_PATH });
-  const dir = mkdtempSync(join(tmpdir(), 'mf-dashboard-v2-'));
-  try {
-    const file = join(dir, 'clip.mp4');
-    execFileSync(ffmpeg, [
-      ...['-hide_banner', '-nostdin', '-v', 'error', '-y'],
-      ...['-f', 'lavfi', '-i', 'testsrc2=size=64x64:rate=30', '-f', 'lavfi', '-i', 'sine=frequency=440'],
-      ...['-t', '4', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac'],
-      file,
-    ]);
-    return readFileSync(file);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 describe('the editor page, second edition, in Chromium', { skip: skipWithoutChromium() }, () => {
   let mongo: TestMongo;
   let service: RunningService;
@@ -72,7 +50,7 @@ describe('the editor page, second edition, in Chromium', { skip: skipWithoutChro
   const consoleProblems: string[] = [];
 
   before(async () => {
-    const mp4 = videoWithSound();
+    const mp4 = makeVideo();
     mongo = await startMongo();
     [service, chromium] = await Promise.all([
       startService({

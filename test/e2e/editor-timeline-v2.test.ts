@@ -5,18 +5,14 @@
 // defaults.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { MongoClient } from 'mongodb';
-import { resolveFfmpeg } from '../../src/platform/media/ffmpeg-path.ts';
 import { startMongo, type TestMongo } from '../helpers/mongo.ts';
 import { startService, type RunningService } from '../helpers/service.ts';
 import {
   editorClient,
   editorUser,
   makeMedia,
+  makeVideo,
   type Asset,
   type Clip,
   type ProjectState,
@@ -26,24 +22,6 @@ import { openEventsSocket } from '../helpers/events-socket.ts';
 const DB = 'editor_timeline_v2';
 const TIMELINE_MAX_SEC = 40;
 type Editor = ReturnType<typeof editorClient>;
-
-/** A 4-second 64×64 H.264 video with a 440 Hz tone, made with the resolved ffmpeg. */
-function videoWithSound(): Buffer {
-  const { ffmpeg } = resolveFfmpeg({ ffmpegPath: process.env.FFMPEG_PATH });
-  const dir = mkdtempSync(join(tmpdir(), 'mf-timeline-v2-'));
-  try {
-    const file = join(dir, 'clip.mp4');
-    execFileSync(ffmpeg, [
-      ...['-hide_banner', '-nostdin', '-v', 'error', '-y'],
-      ...['-f', 'lavfi', '-i', 'testsrc2=size=64x64:rate=30', '-f', 'lavfi', '-i', 'sine=frequency=440'],
-      ...['-t', '4', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac'],
-      file,
-    ]);
-    return readFileSync(file);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 /** A user, a project and three uploads: a PNG, a 4 s video with sound, a 20 s WAV. */
 async function projectWithMedia(service: RunningService, media: { mp4: Buffer }, name: string) {
@@ -110,7 +88,7 @@ describe('editor timeline, second edition (REST)', () => {
   const media: { mp4: Buffer } = { mp4: Buffer.alloc(0) };
 
   before(async () => {
-    media.mp4 = videoWithSound();
+    media.mp4 = makeVideo();
     mongo = await startMongo();
     service = await startService({
       MONGO_URL: mongo.uri,

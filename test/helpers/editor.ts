@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { resolveFfmpeg } from '../../src/platform/media/ffmpeg-path.ts';
 import { adminClient, call, type ApiAnswer, type RunningService } from './service.ts';
 import type { ProjectEvent } from '../../actors/ports/event-history.ts';
@@ -122,6 +125,36 @@ export function makeMedia(kind: 'wav' | 'png', options: { seconds?: number; colo
       : ['-f', 'lavfi', '-i', `color=c=${options.colour ?? 'red'}:s=64x64`, '-frames:v', '1'];
   if (kind === 'png') input.push('-f', 'image2pipe', '-c:v', 'png');
   return execFileSync(ffmpeg, ['-v', 'error', ...input, 'pipe:1'], { maxBuffer: 16 * 1024 * 1024 });
+}
+
+/** A 4-second 64×64 H.264 mp4 made with the resolved ffmpeg, with a 440 Hz AAC tone unless `sound` is false. */
+export function makeVideo(options: { sound?: boolean } = {}): Buffer {
+  const { ffmpeg } = resolveFfmpeg({ ffmpegPath: process.env.FFMPEG_PATH });
+  const sound = options.sound ?? true;
+  const dir = mkdtempSync(join(tmpdir(), 'mf-video-'));
+  try {
+    const file = join(dir, 'clip.mp4');
+    execFileSync(ffmpeg, [
+      ...[
+        '-hide_banner',
+        '-nostdin',
+        '-v',
+        'error',
+        '-y',
+        '-f',
+        'lavfi',
+        '-i',
+        'testsrc2=size=64x64:rate=30',
+      ],
+      ...(sound ? ['-f', 'lavfi', '-i', 'sine=frequency=440'] : []),
+      ...['-t', '4', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p'],
+      ...(sound ? ['-c:a', 'aac'] : []),
+      file,
+    ]);
+    return readFileSync(file);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** Event types that change the timeline, library, context or project: they carry `data.revision` (docs/editor.md, Events). */

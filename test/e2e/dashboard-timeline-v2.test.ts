@@ -6,27 +6,10 @@
 // taken from its poster; axe and the CSP on the page.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import type { Locator, Page } from 'playwright-core';
-import { startMongo, type TestMongo } from '../helpers/mongo.ts';
-import { startService, adminClient, type RunningService } from '../helpers/service.ts';
-import {
-  editorClient,
-  editorUser,
-  makeMedia,
-  makeVideo,
-  type Asset,
-  type Clip,
-  type ProjectState,
-} from '../helpers/editor.ts';
-import {
-  launchChromium,
-  runAxe,
-  seriousViolations,
-  skipWithoutChromium,
-  type LaunchedChromium,
-} from '../helpers/chromium.ts';
-import { sleep } from '../helpers/wait.ts';
+import { makeMedia, makeVideo, type Asset, type Clip, type ProjectState } from '../helpers/editor.ts';
+import { runAxe, seriousViolations, skipWithoutChromium } from '../helpers/chromium.ts';
+import { startEditorBrowser, untilOnPages, type EditorBrowser } from '../helpers/editor-browser.ts';
 
 /** Markup that would set window.__xss if it were ever parsed as HTML. */
 const XSS = '<img src=x onerror=window.__xss=1>';
@@ -38,44 +21,19 @@ const EXPORT_MS = 120_000;
 const LANES = ['Video track', 'Text track', 'Voice track', 'Sound effects track', 'Music track'];
 
 describe('the editor page, second edition, in Chromium', { skip: skipWithoutChromium() }, () => {
-  let mongo: TestMongo;
-  let service: RunningService;
-  let chromium: LaunchedChromium;
+  let studio: EditorBrowser;
   let page: Page;
-  let editor: ReturnType<typeof editorClient>;
+  let editor: EditorBrowser['editor'];
   let projectId = '';
   let image: Asset;
-  const email = `timeline-${randomBytes(4).toString('hex')}@example.com`;
-  const password = `pass-${randomBytes(8).toString('hex')}`;
-  const consoleProblems: string[] = [];
 
   before(async () => {
-    const mp4 = makeVideo();
-    mongo = await startMongo();
-    [service, chromium] = await Promise.all([
-      startService({
-        MONGO_URL: mongo.uri,
-        MONGO_DB: 'dashboard_timeline_v2',
-        RATE_LIMIT_PER_MINUTE: '100000',
-      }),
-      launchChromium({ viewport: { width: 1280, height: 900 }, locale: 'en-US' }),
-    ]);
-    const user = await editorUser(service, { email });
-    const set = await adminClient(service).call('POST', `/users/${user.userId}/password`, { password });
-    assert.equal(set.status, 200, JSON.stringify(set.body));
-    editor = editorClient(() => service, user.token);
+    studio = await startEditorBrowser({ db: 'dashboard_timeline_v2' });
+    ({ page, editor } = studio);
     const project = await editor.createProject({ name: 'Harbour', aspect_ratio: '16:9' });
     projectId = project.id;
-    const upload = async (data: Buffer, type: string, name: string): Promise<Asset> => {
-      const answer = await editor.send<{ asset: Asset }>('POST', `/${projectId}/assets`, {
-        rawBody: data,
-        headers: { 'content-type': type, 'x-asset-name': name },
-      });
-      assert.equal(answer.status, 200, JSON.stringify(answer.body));
-      return answer.body.asset;
-    };
-    image = await upload(makeMedia('png', { colour: 'red' }), 'image/png', 'Red card');
-    const video = await upload(mp4, 'video/mp4', 'Test pattern');
+    image = await studio.upload(projectId, makeMedia('png', { colour: 'red' }), 'image/png', 'Red card');
+    const video = await studio.upload(projectId, makeVideo(), 'video/mp4', 'Test pattern');
     for (const body of [
       { track: 'video', asset_id: image.id, duration_sec: 2 },
       { track: 'video', asset_id: video.id, duration_sec: 2 },
@@ -83,20 +41,11 @@ describe('the editor page, second edition, in Chromium', { skip: skipWithoutChro
       const answer = await editor.addClip(projectId, body);
       assert.equal(answer.status, 200, JSON.stringify(answer.body));
     }
-
-    page = chromium.page;
     page.setDefaultTimeout(EDIT_MS);
-    page.on('console', (message) => {
-      if (message.type() === 'error' && /Content Security Policy|Uncaught/i.test(message.text()))
-        consoleProblems.push(`${page.url()}: ${message.text()}`);
-    });
-    page.on('pageerror', (error) => consoleProblems.push(`${page.url()}: ${error.message}`));
   });
 
   after(async () => {
-    await chromium?.close();
-    await service?.stop();
-    await mongo?.stop();
+    await studio?.stop();
   });
 
   const lane = (name: string) =>
@@ -122,24 +71,11 @@ describe('the editor page, second edition, in Chromium', { skip: skipWithoutChro
     (await state()).clips.filter((c) => c.track === track).sort((a, b) => a.idx - b.idx);
 
   /** Polls `check` until it holds; an alert shown on the page fails at once with its text. */
-  async function eventually(what: string, check: () => Promise<boolean>, limitMs = EDIT_MS): Promise<void> {
-    const deadline = Date.now() + limitMs;
-    for (;;) {
-      if (await check()) return;
-      const shown = (await page.getByRole('alert').allInnerTexts()).filter((t) => t.trim() !== '');
-      if (shown.length > 0) assert.fail(`${what}: the page shows the error "${shown.join(' | ')}"`);
-      if (Date.now() > deadline) assert.fail(`${what}: not after ${limitMs} ms`);
-      await sleep(100);
-    }
-  }
+  const eventually = (what: string, check: () => Promise<boolean>, limitMs = EDIT_MS) =>
+    untilOnPages({ 'the page': page }, what, check, limitMs);
 
   it('signs in to the project and shows its five tracks, the text track empty', async () => {
-    await page.goto(`${service.url}/editor/${projectId}`);
-    await page.waitForURL((u) => u.pathname === '/sign-in');
-    await page.getByLabel('Email', { exact: true }).fill(email);
-    await page.getByLabel('Password', { exact: true }).fill(password);
-    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-    await page.waitForURL((u) => u.pathname === `/editor/${projectId}`);
+    await studio.signIn(`/editor/${projectId}`);
     await page.getByRole('heading', { level: 1, name: 'Harbour', exact: true }).waitFor();
     for (const name of LANES) await lane(name).waitFor();
     await lane('Video track').getByRole('button', { name: '2: Test pattern, 2 s', exact: true }).waitFor();
@@ -303,6 +239,6 @@ describe('the editor page, second edition, in Chromium', { skip: skipWithoutChro
       violations.map((v) => `${v.id} (${v.impact}) ${v.help} — ${v.nodes.slice(0, 5).join(', ')}`),
       [],
     );
-    assert.deepEqual(consoleProblems, []);
+    assert.deepEqual(studio.problems, []);
   });
 });

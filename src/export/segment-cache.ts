@@ -40,12 +40,20 @@ export interface SegmentCache {
   /** The media id of a cached segment of this user's project (marked used), or null. */
   lookup(userId: string, projectId: string, key: string): Promise<string | null>;
   /**
-   * Keeps a copy of an encoded segment (a local file of `bytes`, which the export goes on using) under `key`,
-   * then brings the cache back within its bound (which may evict that copy at once, when it alone is bigger).
+   * Keeps a copy of each of an export's encoded segments (local files, which the export goes on using), then
+   * brings the cache back within its bound once (which may evict those copies at once, when they alone are
+   * bigger). A segment that cannot be kept costs a later re-encode only: it is logged and skipped.
    */
-  keep(userId: string, projectId: string, key: string, path: string, bytes: number): Promise<void>;
+  keep(userId: string, projectId: string, segments: KeptSegment[]): Promise<void>;
   /** Removes a project's segments (the project was deleted). */
   forgetProject(projectId: string): Promise<void>;
+}
+
+/** An encoded segment to keep: its key, its local file and that file's size. */
+export interface KeptSegment {
+  key: string;
+  path: string;
+  bytes: number;
 }
 
 export interface SegmentCacheDeps {
@@ -81,13 +89,20 @@ export function createSegmentCache(deps: SegmentCacheDeps): SegmentCache {
   }
 
   /** Stores the file and records it, unless another export recorded the key first (theirs stays). */
-  async function keep(userId: string, projectId: string, key: string, path: string, bytes: number) {
-    if (deps.maxBytes <= 0) return;
+  async function keepOne(userId: string, projectId: string, { key, path, bytes }: KeptSegment) {
     const mediaId = newMediaId('mp4');
     await store.put(mediaId, createReadStream(path), 'video/mp4');
     if (!(await index.add({ userId, projectId, key, mediaId, bytes, usedAt: now() }))) {
       await store.delete(mediaId);
-      return;
+    }
+  }
+
+  async function keep(userId: string, projectId: string, segments: KeptSegment[]) {
+    if (deps.maxBytes <= 0 || segments.length === 0) return;
+    for (const segment of segments) {
+      await keepOne(userId, projectId, segment).catch((error: unknown) =>
+        deps.logger.warn({ err: error, key: segment.key }, 'segment cache: a segment could not be kept'),
+      );
     }
     await evict().catch((error: unknown) =>
       deps.logger.warn({ err: error }, 'segment cache: eviction failed'),

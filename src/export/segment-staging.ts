@@ -5,7 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Logger } from 'pino';
 import type { MediaStore } from '../platform/index.ts';
 import { canSegment, fastPathEligible, planSegments, type ExportPlan } from '../../workers/index.ts';
-import type { SegmentCache } from './segment-cache.ts';
+import type { KeptSegment, SegmentCache } from './segment-cache.ts';
 
 // A segmented export's segments before and after the render (docs/editor.md, Export: segments): the ones the
 // cache has for this user's project are copied into the export's folder, the render encodes the others, and
@@ -38,39 +38,41 @@ export async function stageSegments(
   const { userId, projectId, dir, cache, store } = context;
   const keys = [...new Set(planSegments(plan).map((segment) => segment.key))];
   await mkdir(dir, { recursive: true });
-  const reused: string[] = [];
-  const encoded: string[] = [];
-  for (const key of keys) {
-    const mediaId = await cache.lookup(userId, projectId, key);
-    const path = join(dir, `${key}.mp4`);
-    if (mediaId) {
+  // Looked up and copied at once: each is a few round trips to the index and the store.
+  const found = await Promise.all(
+    keys.map(async (key) => {
+      const mediaId = await cache.lookup(userId, projectId, key);
+      if (!mediaId) return false;
+      const path = join(dir, `${key}.mp4`);
       try {
         await pipeline(await store.open(mediaId), createWriteStream(path, { flags: 'wx' }));
-        reused.push(key);
-        continue;
+        return true;
       } catch (error) {
         // Gone or unreadable since the lookup: encoded again, as a miss is.
         context.logger.warn({ err: error, key }, 'segment cache: a cached segment could not be read');
         await rm(path, { force: true });
+        return false;
       }
-    }
-    encoded.push(key);
-  }
+    }),
+  );
+  const reused = keys.filter((_key, i) => found[i]);
+  const encoded = keys.filter((_key, i) => !found[i]);
   return { work: { dir, reused, parallel: context.parallel }, encoded };
 }
 
-/** Keeps the segments the render encoded in the cache (a failure to keep one costs a later re-encode only). */
+/** Keeps the segments the render encoded in the cache (one that cannot be kept costs a later re-encode only). */
 export async function keepSegments(
   staged: StagedSegments,
   context: { userId: string; projectId: string; cache: SegmentCache; logger: Logger },
 ): Promise<void> {
+  const kept: KeptSegment[] = [];
   for (const key of staged.encoded) {
     const path = join(staged.work.dir, `${key}.mp4`);
     try {
-      const { size } = await stat(path);
-      await context.cache.keep(context.userId, context.projectId, key, path, size);
+      kept.push({ key, path, bytes: (await stat(path)).size });
     } catch (error) {
-      context.logger.warn({ err: error, key }, 'segment cache: an encoded segment could not be kept');
+      context.logger.warn({ err: error, key }, 'segment cache: an encoded segment is missing');
     }
   }
+  await context.cache.keep(context.userId, context.projectId, kept);
 }

@@ -55,7 +55,7 @@ describe('segment cache (MongoDB index, fs store)', () => {
 
   it('answers a kept segment to its own user and project only', async () => {
     const segments = await cache(10_000);
-    await segments.keep('usr_a', 'vp_1', 'k1', await segment('a', 100), 100);
+    await segments.keep('usr_a', 'vp_1', [{ key: 'k1', path: await segment('a', 100), bytes: 100 }]);
     const kept = (await segments.lookup('usr_a', 'vp_1', 'k1'))!;
     assert.match(kept, /^med_\w+\.mp4$/);
     assert.equal(await segments.lookup('usr_b', 'vp_1', 'k1'), null, 'never another user');
@@ -70,8 +70,8 @@ describe('segment cache (MongoDB index, fs store)', () => {
     const before = (await stored()).length;
     const path = await segment('b', 50);
     await Promise.all([
-      segments.keep('usr_a', 'vp_1', 'same', path, 50),
-      segments.keep('usr_a', 'vp_1', 'same', path, 50),
+      segments.keep('usr_a', 'vp_1', [{ key: 'same', path, bytes: 50 }]),
+      segments.keep('usr_a', 'vp_1', [{ key: 'same', path, bytes: 50 }]),
     ]);
     assert.notEqual(await segments.lookup('usr_a', 'vp_1', 'same'), null);
     assert.equal((await stored()).length, before + 1, 'the second copy deleted');
@@ -82,31 +82,42 @@ describe('segment cache (MongoDB index, fs store)', () => {
     const ids: string[] = [];
     for (const key of ['k1', 'k2', 'k3']) {
       clock += 1000;
-      await segments.keep('usr_a', 'vp_1', key, await segment(key, 100), 100);
+      await segments.keep('usr_a', 'vp_1', [{ key, path: await segment(key, 100), bytes: 100 }]);
       ids.push((await segments.lookup('usr_a', 'vp_1', key))!);
     }
     clock += 1000;
     assert.equal(await segments.lookup('usr_a', 'vp_1', 'k1'), ids[0], 'k1 used: now the newest');
     clock += 1000;
-    await segments.keep('usr_a', 'vp_1', 'k4', await segment('k4', 100), 100);
+    await segments.keep('usr_a', 'vp_1', [{ key: 'k4', path: await segment('k4', 100), bytes: 100 }]);
     assert.equal(await segments.lookup('usr_a', 'vp_1', 'k2'), null, 'the least recently used went');
     assert.equal(await store.stat(ids[1]!), null, 'with its file');
     for (const key of ['k1', 'k3', 'k4'])
       assert.notEqual(await segments.lookup('usr_a', 'vp_1', key), null, key);
     clock += 1000;
-    await segments.keep('usr_b', 'vp_9', 'big', await segment('big', 250), 250);
+    await segments.keep('usr_b', 'vp_9', [{ key: 'big', path: await segment('big', 250), bytes: 250 }]);
     for (const key of ['k1', 'k3', 'k4'])
       assert.equal(await segments.lookup('usr_a', 'vp_1', key), null, key);
     assert.notEqual(await segments.lookup('usr_b', 'vp_9', 'big'), null);
   });
 
+  it("keeps an export's segments together, then brings the cache within its bound once", async () => {
+    const segments = await cache(250);
+    clock += 1000;
+    const batch = [];
+    for (const key of ['b1', 'b2', 'b3']) batch.push({ key, path: await segment(key, 100), bytes: 100 });
+    await segments.keep('usr_a', 'vp_1', batch);
+    const left = [];
+    for (const key of ['b1', 'b2', 'b3']) if (await segments.lookup('usr_a', 'vp_1', key)) left.push(key);
+    assert.equal(left.length, 2, `within 250 bytes: ${left.join(', ')}`);
+  });
+
   it('misses, and forgets the entry, when the file is gone', async () => {
     const segments = await cache(10_000);
-    await segments.keep('usr_a', 'vp_1', 'gone', await segment('g', 10), 10);
+    await segments.keep('usr_a', 'vp_1', [{ key: 'gone', path: await segment('g', 10), bytes: 10 }]);
     const kept = (await segments.lookup('usr_a', 'vp_1', 'gone'))!;
     await store.delete(kept);
     assert.equal(await segments.lookup('usr_a', 'vp_1', 'gone'), null);
-    await segments.keep('usr_a', 'vp_1', 'gone', await segment('g', 10), 10);
+    await segments.keep('usr_a', 'vp_1', [{ key: 'gone', path: await segment('g', 10), bytes: 10 }]);
     const again = await segments.lookup('usr_a', 'vp_1', 'gone');
     assert.ok(again && again !== kept, 'kept anew');
   });
@@ -114,7 +125,7 @@ describe('segment cache (MongoDB index, fs store)', () => {
   it('keeps nothing when its bound is 0', async () => {
     const segments = await cache(0);
     const before = (await stored()).length;
-    await segments.keep('usr_a', 'vp_1', 'k1', await segment('z', 10), 10);
+    await segments.keep('usr_a', 'vp_1', [{ key: 'k1', path: await segment('z', 10), bytes: 10 }]);
     assert.equal(await segments.lookup('usr_a', 'vp_1', 'k1'), null);
     assert.equal((await stored()).length, before);
   });
@@ -123,10 +134,10 @@ describe('segment cache (MongoDB index, fs store)', () => {
     const segments = await cache(10_000);
     const mine: string[] = [];
     for (const key of ['k1', 'k2']) {
-      await segments.keep('usr_a', 'vp_del', key, await segment(`d${key}`, 10), 10);
+      await segments.keep('usr_a', 'vp_del', [{ key, path: await segment(`d${key}`, 10), bytes: 10 }]);
       mine.push((await segments.lookup('usr_a', 'vp_del', key))!);
     }
-    await segments.keep('usr_a', 'vp_keep', 'k1', await segment('o1', 10), 10);
+    await segments.keep('usr_a', 'vp_keep', [{ key: 'k1', path: await segment('o1', 10), bytes: 10 }]);
     const other = await segments.lookup('usr_a', 'vp_keep', 'k1');
     await segments.forgetProject('vp_del');
     for (const mediaId of mine) assert.equal(await store.stat(mediaId), null, `${mediaId} deleted`);

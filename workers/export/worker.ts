@@ -149,7 +149,6 @@ export async function exportTask(task: ExportTask): Promise<RunResult> {
    * segments and the sound), each one's end moves the export's progress by its share.
    */
   const group = async ({ commands, parallel }: Group, from: number, to: number): Promise<RunResult> => {
-    if (commands.length === 1) return step(commands[0]!, from, to, controller.signal);
     const stop = new AbortController();
     const signal = AbortSignal.any([controller.signal, stop.signal]);
     const counted = !commands.some((args) => args.includes('-progress'));

@@ -154,6 +154,11 @@ export interface SegmentedWork {
   dir: string;
   reused: string[];
   parallel: number;
+  /**
+   * Encode the segments not in `reused` and nothing else: no loudness pass, no sound, no join (a cluster
+   * node encoding segments for an export another node joins; docs/operator.md, The segment cache).
+   */
+  encodeOnly?: boolean;
 }
 
 /** The task a pool worker runs (workers/export/worker.ts): plain data plus the port, which the pool transfers. */

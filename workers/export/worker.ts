@@ -59,8 +59,10 @@ async function commandsFor(plan: ExportPlan): Promise<Group[]> {
     for (const encode of encodes) {
       for (const file of encode.files) await writeFile(file.path, file.contents, { flag: 'wx' });
     }
+    const pictures = encodes.map((encode) => withoutProgress(encode.args));
+    if (plan.segmented.encodeOnly) return [{ commands: pictures, parallel }];
     await writeFile(listPath, segmented.concatList, { flag: 'wx' });
-    const first = [...encodes.map((encode) => withoutProgress(encode.args)), segmented.sound];
+    const first = [...pictures, segmented.sound];
     return [{ commands: first, parallel }, { commands: [segmented.join] }];
   }
   if (rendersInHalves(plan)) {
@@ -179,7 +181,7 @@ export async function exportTask(task: ExportTask): Promise<RunResult> {
   try {
     let rendered = plan;
     let from = 0;
-    if (needsMeasuring(plan)) {
+    if (needsMeasuring(plan) && !plan.segmented?.encodeOnly) {
       const measuring = await step(measureCommand(plan), 0, MEASURE_SHARE, controller.signal, true);
       if (!measuring.ok) return measuring;
       try {

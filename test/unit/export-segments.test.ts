@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { pictureDurationSec } from '../../workers/export/picture-graph.ts';
 import {
+  encoderThreads,
   joinCommand,
   segmentCommand,
   segmentConcatList,
@@ -395,5 +396,27 @@ describe('export segments', () => {
     assert.equal(shared.encodes.length, 1);
     assert.equal(shared.concatList.split('file ').length - 1, 2);
     assert.match(segmentConcatList(twice, []), /^ffconcat version 1\.0\n$/);
+  });
+
+  it('shares the cores between the encoders that run at once, without changing a key', () => {
+    assert.equal(encoderThreads(2, 3), 1);
+    assert.equal(encoderThreads(2, 2), 1);
+    assert.equal(encoderThreads(2, 1), 2);
+    assert.equal(encoderThreads(16, 3), 5);
+    assert.equal(encoderThreads(1, 0), 1);
+    const p = plan(fourClips());
+    const files = {
+      segmentPath: (s: { key: string }) => `/cache/${s.key}.mp4`,
+      listPath: '/l',
+      soundPath: '/s',
+    };
+    const own = segmentedCommands(p, files);
+    const one = segmentedCommands(p, files, { encoderThreads: 1 });
+    assert.equal(optionOf(one.encodes[0]!.args, '-threads'), '1');
+    assert.equal(optionOf(own.encodes[0]!.args, '-threads'), undefined);
+    assert.deepEqual(
+      one.encodes.map((encode) => encode.path),
+      own.encodes.map((encode) => encode.path),
+    );
   });
 });

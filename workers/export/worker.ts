@@ -6,24 +6,32 @@
 // (the loudness's measuring pass, the fast path's copy, the render) or two at once (a preview's picture and
 // sound): each one's pid is reported the same way.
 import { writeFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { receiveMessageOnPort } from 'node:worker_threads';
 import { exportCommand } from './command.ts';
 import { fastPathCommands, fastPathEligible } from './fast-path.ts';
 import { measureCommand, measuredLoudness, needsMeasuring } from './measure-command.ts';
-import { halvesCommands, rendersInHalves } from './parallel-render.ts';
+import { halvesCommands, rendersInHalves, soundOnlyCommand } from './parallel-render.ts';
 import { pictureTimeline } from './plan.ts';
-import { canSegment } from './segments.ts';
-import { segmentedCommands } from './segment-command.ts';
+import { canSegment, planSegments } from './segments.ts';
+import { encoderThreads, segmentedCommands } from './segment-command.ts';
 import { runFfmpeg, type RunResult } from '../ffmpeg/runner.ts';
 
 // The task and its port's messages are the pool's contract (work-order.ts).
 export type { ExportPoolMessage, ExportTask, ExportWorkerMessage } from './work-order.ts';
 import type { ExportPlan, ExportTask, ExportWorkerMessage } from './work-order.ts';
 
-/** Children run at once (at most `parallel` at a time; default all). */
+/**
+ * What a group's runner runs: one child's arguments, or a chain of children that run one after the other in
+ * the same slot (`run` spawns each; the chain answers the first failure or its last child's result).
+ */
+type Child =
+  string[] | ((run: (args: string[], keepStderr?: boolean) => Promise<RunResult>) => Promise<RunResult>);
+
+/** Children run at once (at most `parallel` at a time; default all), in the order given. */
 interface Group {
-  commands: string[][];
+  commands: Child[];
   parallel?: number;
 }
 
@@ -31,12 +39,34 @@ interface Group {
 const withoutProgress = (args: string[]): string[] =>
   args.filter((arg, i, all) => arg !== '-progress' && all[i - 1] !== '-progress');
 
+/** Whether `plan`'s picture renders in segments (else the fast path, the halves or the one command). */
+const rendersInSegments = (plan: ExportPlan): boolean =>
+  plan.segmented !== undefined && !fastPathEligible(plan) && canSegment(plan);
+
+/** The loudness measurement of `plan` (its log read), or the failed run. */
+async function measuring(
+  plan: ExportPlan,
+  run: (args: string[], keepStderr?: boolean) => Promise<RunResult>,
+): Promise<ExportPlan | RunResult> {
+  const measured = await run(measureCommand(plan), true);
+  if (!measured.ok) return measured;
+  try {
+    return { ...plan, measuredLoudness: measuredLoudness(measured.stderr ?? '') };
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    return { ok: false, reason: 'exit', code: 0, signal: null, stderrTail: `loudness: ${why}` };
+  }
+}
+
+const isPlan = (value: ExportPlan | RunResult): value is ExportPlan => 'output' in value;
+
 /**
  * The ffmpeg runs of a plan, in order, each a group of children run at once: the fast path's copy and mux when
- * every picture clip can be copied (fast-path.ts); the segments not there yet and the sound, then their join,
- * when the plan says so and can be (segment-command.ts); a preview's picture and sound side by side, then
- * their mux (parallel-render.ts); else the one re-encoding command. Working files go beside the output (the
- * export's folder).
+ * every picture clip can be copied (fast-path.ts); the segments not there yet and the sound (its loudness
+ * measured first, in the same slot: the segments do not wait for it), then their join, when the plan says so
+ * and can be (segment-command.ts); a preview's picture and sound side by side, then their mux
+ * (parallel-render.ts); else the one re-encoding command. Working files go beside the output (the export's
+ * folder). `plan` is measured already unless it renders in segments.
  */
 async function commandsFor(plan: ExportPlan): Promise<Group[]> {
   const path = plan.output.path;
@@ -47,23 +77,35 @@ async function commandsFor(plan: ExportPlan): Promise<Group[]> {
     return steps.map((args) => ({ commands: [args] }));
   }
   if (plan.segmented && canSegment(plan)) {
-    const { dir, reused, parallel } = plan.segmented;
+    const { dir, reused, parallel, encodeOnly } = plan.segmented;
     const listPath = `${path}.segments.ffconcat`;
-    const segmented = segmentedCommands(plan, {
-      segmentPath: (segment) => join(dir, `${segment.key}.mp4`),
-      listPath,
-      soundPath: `${path}.sound.mp4`,
-    });
+    const soundPath = `${path}.sound.mp4`;
     const kept = new Set(reused);
+    const missing = new Set(planSegments(plan).flatMap(({ key }) => (kept.has(key) ? [] : [key]))).size;
+    // The children that run at once: the encodes, and the sound beside them.
+    const atOnce = Math.min(parallel, missing + (encodeOnly ? 0 : 1));
+    const files = {
+      segmentPath: (segment: { key: string }) => join(dir, `${segment.key}.mp4`),
+      listPath,
+      soundPath,
+    };
+    const segmented = segmentedCommands(plan, files, {
+      encoderThreads: encoderThreads(availableParallelism(), atOnce),
+    });
     const encodes = segmented.encodes.filter((encode) => !kept.has(encode.segment.key));
     for (const encode of encodes) {
       for (const file of encode.files) await writeFile(file.path, file.contents, { flag: 'wx' });
     }
     const pictures = encodes.map((encode) => withoutProgress(encode.args));
-    if (plan.segmented.encodeOnly) return [{ commands: pictures, parallel }];
+    if (encodeOnly) return [{ commands: pictures, parallel }];
     await writeFile(listPath, segmented.concatList, { flag: 'wx' });
-    const first = [...pictures, segmented.sound];
-    return [{ commands: first, parallel }, { commands: [segmented.join] }];
+    // The sound goes first: measuring and mixing is the longest chain of one slot, and the segments fill the
+    // other slots around it.
+    const sound: Child = async (run) => {
+      const measured = needsMeasuring(plan) ? await measuring(plan, run) : plan;
+      return isPlan(measured) ? run(soundOnlyCommand(measured, soundPath)) : measured;
+    };
+    return [{ commands: [sound, ...pictures], parallel }, { commands: [segmented.join] }];
   }
   if (rendersInHalves(plan)) {
     const { halves, mux } = halvesCommands(plan, {
@@ -74,6 +116,9 @@ async function commandsFor(plan: ExportPlan): Promise<Group[]> {
   }
   return [{ commands: [exportCommand(plan)] }];
 }
+
+/** Whether a child reports its own progress (a chain's children are counted when the chain ends). */
+const reportsProgress = (child: Child): boolean => typeof child !== 'function' && child.includes('-progress');
 
 const isAbort = (message: unknown): boolean =>
   typeof message === 'object' && message !== null && (message as { type?: unknown }).type === 'abort';
@@ -153,13 +198,17 @@ export async function exportTask(task: ExportTask): Promise<RunResult> {
   const group = async ({ commands, parallel }: Group, from: number, to: number): Promise<RunResult> => {
     const stop = new AbortController();
     const signal = AbortSignal.any([controller.signal, stop.signal]);
-    const counted = !commands.some((args) => args.includes('-progress'));
+    const counted = !commands.some(reportsProgress);
     let failed: RunResult | undefined;
     let next = 0;
     let ended = 0;
     const runner = async () => {
       while (next < commands.length && !failed && !controller.signal.aborted) {
-        const result = await step(commands[next++]!, from, to, signal);
+        const child = commands[next++]!;
+        const result =
+          typeof child === 'function'
+            ? await child((args, keepStderr) => step(withoutProgress(args), from, to, signal, keepStderr))
+            : await step(child, from, to, signal);
         if (!result.ok && !failed) {
           failed = result;
           stop.abort();
@@ -181,7 +230,8 @@ export async function exportTask(task: ExportTask): Promise<RunResult> {
   try {
     let rendered = plan;
     let from = 0;
-    if (needsMeasuring(plan) && !plan.segmented?.encodeOnly) {
+    // A render in segments measures beside its encodes (commandsFor); an encode-only one has no sound.
+    if (needsMeasuring(plan) && !rendersInSegments(plan)) {
       const measuring = await step(measureCommand(plan), 0, MEASURE_SHARE, controller.signal, true);
       if (!measuring.ok) return measuring;
       try {
@@ -197,7 +247,7 @@ export async function exportTask(task: ExportTask): Promise<RunResult> {
     for (const [i, run] of groups.entries()) {
       // A group followed by another never reads as done (a preview's halves before their mux); a lone child
       // that reports no progress (the fast path's copy) takes no share.
-      const reports = run.commands.length > 1 || run.commands.some((args) => args.includes('-progress'));
+      const reports = run.commands.length > 1 || run.commands.some(reportsProgress);
       const to = i === groups.length - 1 ? 1 : reports ? from + (1 - from) * 0.95 : from;
       result = await group(run, from, to);
       if (!result.ok) break;

@@ -52,10 +52,10 @@ const closedResult: RunResult = {
 };
 
 interface ActiveRun {
-  /** Asks the task to kill its child; kills it by pid if it has not gone within the grace. */
+  /** Asks the task to kill its children; kills them by pid if they have not gone within the grace. */
   abort(immediately: boolean): void;
-  /** SIGKILLs the child if it is still known alive. */
-  killChild(): void;
+  /** SIGKILLs the children still known alive. */
+  killChildren(): void;
   settled: Promise<unknown>;
 }
 
@@ -82,7 +82,7 @@ export function createExportPool(options: ExportPoolOptions): ExportPool {
     const { port1, port2 } = new MessageChannel();
     let graceTimer: NodeJS.Timeout | undefined;
     const channel = taskChannel(port1, runOptions, logger);
-    const { killChild } = channel;
+    const { killChildren } = channel;
     let abortRequested = false;
     const entry: ActiveRun = {
       abort(immediately) {
@@ -90,10 +90,10 @@ export function createExportPool(options: ExportPoolOptions): ExportPool {
           abortRequested = true;
           port1.postMessage({ type: 'abort' } satisfies ExportPoolMessage);
         }
-        if (immediately) killChild();
-        else graceTimer ??= setTimeout(killChild, ABORT_GRACE_MS);
+        if (immediately) killChildren();
+        else graceTimer ??= setTimeout(killChildren, ABORT_GRACE_MS);
       },
-      killChild,
+      killChildren,
       settled: Promise.resolve(),
     };
     const onAbort = () => entry.abort(false);
@@ -107,14 +107,14 @@ export function createExportPool(options: ExportPoolOptions): ExportPool {
     try {
       const result = await running;
       channel.drain();
-      // The task returns only once its child has exited (runner.ts), so whatever pid it reported is gone.
-      channel.childGone();
+      // The task returns only once its children have exited (runner.ts), so whatever pids it reported are gone.
+      channel.childrenGone();
       return result;
     } catch (error) {
       channel.drain();
-      // The thread died (or the pool was destroyed) with its child possibly still running: kill it by pid.
-      killChild();
-      channel.childGone();
+      // The thread died (or the pool was destroyed) with children possibly still running: kill them by pid.
+      killChildren();
+      channel.childrenGone();
       if (closed) return closedResult;
       logger.error({ err: error }, 'export worker task failed');
       throw error;
@@ -139,7 +139,7 @@ export function createExportPool(options: ExportPoolOptions): ExportPool {
     ]);
     clearTimeout(timer);
     await piscina.destroy();
-    for (const entry of running) entry.killChild();
+    for (const entry of running) entry.killChildren();
   }
 
   return { run, close };
@@ -156,12 +156,14 @@ function sigkill(pid: number, logger: Logger): void {
 }
 
 /**
- * The pool's end of one task's port: the pid of the task's child as the task reports it (passed on through
- * `onPid`), its progress (`onProgress`), and the child's end.
+ * The pool's end of one task's port: the pids of the task's children as the task reports them (passed on
+ * through `onPid`; a task may run several at once: a render in segments, a preview's halves), its progress
+ * (`onProgress`), and the children's ends.
  */
 function taskChannel(port: MessagePort, runOptions: ExportRunOptions, logger: Logger) {
   const { onProgress, onPid } = runOptions;
-  let pid: number | undefined;
+  /** Children reported running and not yet gone. */
+  const pids = new Set<number>();
   const notifyPid = (value: number, alive: boolean) => {
     try {
       onPid?.(value, alive);
@@ -169,19 +171,16 @@ function taskChannel(port: MessagePort, runOptions: ExportRunOptions, logger: Lo
       logger.error({ err: error, pid: value }, 'export onPid failed');
     }
   };
-  const childGone = () => {
-    if (pid === undefined) return;
-    const gone = pid;
-    pid = undefined;
-    notifyPid(gone, false);
+  const gone = (pid: number) => {
+    if (pids.delete(pid)) notifyPid(pid, false);
   };
   const handle = (message: unknown) => {
     if (!isWorkerMessage(message)) return;
     if (message.type === 'pid') {
-      pid = message.pid;
+      pids.add(message.pid);
       notifyPid(message.pid, true);
     } else if (message.type === 'exit') {
-      if (pid === message.pid) childGone();
+      gone(message.pid);
     } else if (message.type === 'progress') {
       try {
         onProgress?.(message.fraction);
@@ -197,11 +196,13 @@ function taskChannel(port: MessagePort, runOptions: ExportRunOptions, logger: Lo
       for (let next = receiveMessageOnPort(port); next; next = receiveMessageOnPort(port))
         handle(next.message);
     },
-    /** The child has exited: `onPid(pid, false)`, once. */
-    childGone,
-    /** SIGKILLs the child if it is still known alive. */
-    killChild() {
-      if (pid !== undefined) sigkill(pid, logger);
+    /** Every child has exited: `onPid(pid, false)` for each one not yet reported gone, once. */
+    childrenGone() {
+      for (const pid of [...pids]) gone(pid);
+    },
+    /** SIGKILLs the children still known alive. */
+    killChildren() {
+      for (const pid of pids) sigkill(pid, logger);
     },
   };
 }

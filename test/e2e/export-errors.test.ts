@@ -30,7 +30,7 @@ import {
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { pictureMediaIds } from '../../src/editor/asset-pictures.ts';
@@ -87,11 +87,12 @@ function processesWith(text: string): { pid: number; argv: string[] }[] {
   return found;
 }
 
-/** The export ffmpeg children of a service: they write `<EXPORT_WORK_DIR>/exports/<id>/output.mp4`. */
+/**
+ * The export ffmpeg children of a service (not its ffprobe children): each works in
+ * `<EXPORT_WORK_DIR>/exports/<id>/` — the render, a segment, the sound, the loudness pass, the join.
+ */
 const exportFfmpegs = (node: Pick<Node, 'workDir'>) =>
-  processesWith(join(node.workDir, 'exports')).filter((proc) =>
-    proc.argv.some((arg) => arg.endsWith('output.mp4')),
-  );
+  processesWith(join(node.workDir, 'exports')).filter((proc) => basename(proc.argv[0] ?? '') === 'ffmpeg');
 
 /** Whether `pid` is a running (not zombie) process. */
 function alive(pid: number): boolean {

@@ -13,7 +13,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { editorClient, editorUser, withServiceLogs, type Asset } from '../helpers/editor.ts';
 import { ffmpegRun } from '../helpers/media-analysis.ts';
 import { startMongo, type TestMongo } from '../helpers/mongo.ts';
@@ -39,9 +39,10 @@ interface Timeline {
   mediaId: string;
 }
 
-/** An export ffmpeg child of a service: its pid and the media ids of the sources it reads. */
+/** An export ffmpeg child of a service: its pid, its export's id and the media ids of the sources it reads. */
 interface Encoder {
   pid: number;
+  exportId: string | undefined;
   sources: string[];
 }
 
@@ -71,10 +72,12 @@ function encodersOf(node: Node): Encoder[] {
     } catch {
       continue;
     }
-    // Zombies have no command line; probes have no output.
-    if (!argv.some((arg) => arg.endsWith('output.mp4'))) continue;
+    // Zombies have no command line; probes are ffprobe. Every ffmpeg of an export counts: the render, a segment,
+    // the sound, the loudness pass.
+    if (basename(argv[0] ?? '') !== 'ffmpeg') continue;
     const sources = argv.flatMap((arg) => /source-(med_[^/]+)$/.exec(arg)?.[1] ?? []);
-    found.push({ pid: child, sources });
+    const exportId = argv.flatMap((arg) => /\/exports\/(ex_[^/]+)\//.exec(arg)?.[1] ?? [])[0];
+    found.push({ pid: child, exportId, sources });
   }
   return found;
 }
@@ -132,7 +135,8 @@ function watchEncoders(node: Node, timelines: Record<string, Timeline>) {
         entry.pids.add(encoder.pid);
         seen.set(name, entry);
       }
-      if (running.length > 0) together.push(running.sort());
+      // Exports, not children: one export in segments runs several ffmpegs at once.
+      if (running.length > 0) together.push([...new Set(running)].sort());
       await sleep(20);
     }
   })();
@@ -237,6 +241,9 @@ describe('export workers shared between users; deleting a project stops its expo
         track: 'video',
         asset_id: asset.id,
         ...(kind === 'short' ? { duration_sec: 1 } : {}),
+        // Each clip of a long timeline trimmed its own way: identical clips are one segment of a render in
+        // segments, encoded once, and the export would not be long.
+        ...(kind === 'long' && i > 0 ? { trim_start_sec: i / 1000 } : {}),
       });
       assert.equal(added.status, 200, JSON.stringify(added.body));
     }
@@ -312,7 +319,7 @@ describe('export workers shared between users; deleting a project stops its expo
             );
             assert.ok(
               watch.together.every((running) => running.length === 1),
-              'one worker: one ffmpeg at a time',
+              'one worker: one export encoding at a time',
             );
             // B waited for one worker's turn (A's first export), not for A's second as well.
             assert.ok(short.at < second.at, "B answered before A's second export");
@@ -414,9 +421,13 @@ describe('export workers shared between users; deleting a project stops its expo
               (g) => g.waiting === 1 && g.running === 1,
               30_000,
             );
-            assert.equal(encodersOf(node).length, 1, 'one ffmpeg: the second export waits');
-            const [pid] = [...watch.seen.get('target')!.pids];
-            await deleteMidExport(node, target.client, target, pid!, [running, waiting]);
+            const encoders = encodersOf(node);
+            assert.equal(
+              new Set(encoders.map((encoder) => encoder.exportId)).size,
+              1,
+              "one export's ffmpeg: the second export waits",
+            );
+            await deleteMidExport(node, target.client, target, encoders[0]!.pid, [running, waiting]);
           } finally {
             await watch.stop();
           }

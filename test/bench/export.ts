@@ -36,6 +36,19 @@
 //    each clip's sound faded in and out over the transitions and delayed to its place, the music mixed in,
 //    loudnorm, the encoder settings of `final`. (b) `preview` against
 //    `final` of the same timeline through the service (budget >= 3× faster). Rounds alternate; medians.
+// 6. Segments (BENCH_EXPORT_ONLY=segments runs it alone). A second service that renders in segments
+//    (EXPORT_SEGMENTS=true, docs/operator.md, The segment cache) and the timeline of 1. Each round makes a new
+//    project of the same files (its segment cache is empty) and times (a) its first export, cold, against the
+//    literal command of 1 (budget <= 1.05×), then (b) the export again after one clip changed — clip 6 trimmed
+//    to 4 s, which changes its one segment and the whole sound — against (a) of the same round (budget <= 15 %
+//    of it), counting the segments encoded and reused from the service's /metrics. Rounds alternate; medians.
+// 7. Cluster (BENCH_EXPORT_ONLY=cluster runs it alone). The local cluster of deploy/local/cluster.sh with 1
+//    service node, then with 3 (3 nats-server and one jongodb either way, EXPORT_SEGMENTS=true, the media in
+//    GridFS): the timeline of 1 in a new project per round, exported through node-1, whose segments any node
+//    may encode (docs/operator.md, Segments across a cluster). Judged: CPU seconds per output second of every
+//    process of the cluster (nodes with their ffmpeg children, NATS, the database), 3 nodes against 1 (budget
+//    <= +15 %); printed: wall times and each node's share of the segments encoded. After one warm-up round
+//    each; medians.
 // Not judged, printed beside the verdicts: CPU time (the service process with every child it reaped, and the
 // literal ffmpeg's), which other load on the machine distorts less than wall time, and each service export's
 // phases (before the first render child, the renders, after), from its children seen in /proc every 20 ms.
@@ -52,6 +65,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { resolveFfmpeg } from '../../src/platform/media/ffmpeg-path.ts';
 import { editorClient, editorUser, type ExportAnswer } from '../helpers/editor.ts';
+import { startLocalCluster } from '../helpers/local-cluster.ts';
 import { startMongo } from '../helpers/mongo.ts';
 import { startService, type RunningService } from '../helpers/service.ts';
 import { sampleValue } from '../helpers/prometheus.ts';
@@ -73,9 +87,15 @@ const SERVICE_BUDGET = 1.15;
 const PREVIEW_BUDGET = 3;
 const TRANSITION_SEC = 0.5;
 const TITLE = 'MediaForge effects bench';
-/** `BENCH_EXPORT_ONLY=effects`: only scenario 5. */
+/** `BENCH_EXPORT_ONLY=effects`: only scenario 5; `segments`: only scenario 6; `cluster`: only scenario 7. */
 const ONLY = process.env.BENCH_EXPORT_ONLY;
 const FAST_PATH_BUDGET = 5;
+const SEGMENTS_BUDGET = 1.05;
+const REEXPORT_BUDGET = 0.15;
+/** The clip scenario 6 trims, and to what. */
+const CHANGED_CLIP = 6;
+const CHANGED_DURATION_SEC = 4;
+const CLUSTER_CPU_BUDGET = 1.15;
 const HEALTHZ_P99_MS = 10;
 const HEALTHZ_EVERY_MS = 20;
 const HEALTHZ_BASELINE_MS = 5000;
@@ -671,14 +691,43 @@ async function main() {
       EXPORT_CONCURRENCY: '2',
       EXPORT_WORK_DIR: workDir,
       LOG_LEVEL: 'warn',
-      // `BENCH_EXPORT_SEGMENTS=true`: the service renders in segments (docs/operator.md, The segment cache).
-      EXPORT_SEGMENTS: process.env.BENCH_EXPORT_SEGMENTS === 'true' ? 'true' : 'false',
+      // The whole-timeline render: its rounds rename the project, which a segment cache would answer.
+      EXPORT_SEGMENTS: 'false',
     });
     const running = service;
     const user = await editorUser(running, { credits: 1_000_000 });
     const api = editorClient(() => running, user.token);
-    if (ONLY !== 'effects') await classicScenarios(api, running, dir, landscape, portrait, loads);
-    await effectsScenario(api, running, dir, landscape, loads);
+    if (ONLY === undefined) await classicScenarios(api, running, dir, landscape, portrait, loads);
+    if (ONLY === undefined || ONLY === 'effects') await effectsScenario(api, running, dir, landscape, loads);
+    if (ONLY === undefined || ONLY === 'segments') {
+      await service.stop();
+      service = await startService({
+        MONGO_URL: mongo.uri,
+        MONGO_DB: 'bench_export_segments',
+        FFMPEG_PATH: ffmpeg,
+        AUDIT_SINK: 'file',
+        RATE_LIMIT_PER_MINUTE: '1000000000',
+        EXPORT_RATE_PER_MINUTE: '100000',
+        EXPORT_CONCURRENCY: '2',
+        EXPORT_WORK_DIR: workDir,
+        LOG_LEVEL: 'warn',
+        EXPORT_SEGMENTS: 'true',
+      });
+      const segmenting = service;
+      const owner = await editorUser(segmenting, { credits: 1_000_000 });
+      await segmentsScenario(
+        editorClient(() => segmenting, owner.token),
+        segmenting,
+        dir,
+        landscape,
+        loads,
+      );
+    }
+    if (ONLY === undefined || ONLY === 'cluster') {
+      await service.stop();
+      service = undefined;
+      await clusterScenario(dir, landscape, loads);
+    }
     console.log(
       `  load average (1 min) at start, after setup and after each scenario: ${loads.join(' → ')}; whole ` +
         `benchmark ${((performance.now() - started) / 1000).toFixed(0)} s`,
@@ -918,7 +967,6 @@ async function effectsScenario(
   const literalMedian = median(literals.map((r) => r.ms));
   const ratio = finalMedian / literalMedian;
   const faster = finalMedian / previewMedian;
-  const cpuMedian = (runs: { cpuMs: number }[]) => median(runs.map((r) => r.cpuMs));
   console.log(
     `  5. effects (${CLIPS} × ${CLIP_SEC} s 1280x720 clips → 9:16 fit, a ${TRANSITION_SEC} s transition on every ` +
       `cut, a title 1–4 s, music; ${finals.at(-1)!.answer.duration_sec} s; ${ROUNDS} rounds alternating): ` +
@@ -936,6 +984,165 @@ async function effectsScenario(
 }
 
 /** Downloads an export's file (its `video_url`) to `path` and describes it. */
+/** The service's segment counters (mf_export_segments_total) from its /metrics. */
+async function segmentCounts(
+  service: Pick<RunningService, 'url' | 'adminToken'>,
+): Promise<{ encoded: number; reused: number }> {
+  const answer = await fetch(`${service.url}/metrics`, {
+    headers: { authorization: `Bearer ${service.adminToken}` },
+  });
+  const text = await answer.text();
+  const count = (result: string) => sampleValue(text, `mf_export_segments_total{result="${result}"}`) ?? 0;
+  return { encoded: count('encoded'), reused: count('reused') };
+}
+
+/** Scenario 6: segments, cold against the literal command, and again after one clip changed. */
+const cpuMedian = (runs: { cpuMs: number }[]) => median(runs.map((r) => r.cpuMs));
+
+async function segmentsScenario(
+  api: Api,
+  running: RunningService,
+  dir: string,
+  landscape: string[],
+  loads: string[],
+): Promise<void> {
+  const colds: Exported[] = [];
+  const literals: { ms: number; cpuMs: number }[] = [];
+  const changed: (Exported & { encoded: number; reused: number })[] = [];
+  // Round 0 is the warm-up (untimed).
+  for (let round = 0; round <= ROUNDS; round++) {
+    const projectId = await timelineProject(api, dir, `export bench segments ${round}`, landscape);
+    const cold = await exportOnce(api, running, projectId);
+    const literal = await runLiteral(dir);
+    const clip = (await api.state(projectId)).body.clips
+      .filter((one) => one.track === 'video')
+      .sort((a, b) => a.idx - b.idx)[CHANGED_CLIP]!;
+    const trimmed = await api.patchClip(projectId, clip.id, { duration_sec: CHANGED_DURATION_SEC });
+    if (trimmed.status !== 200) throw new Error(`trim: ${trimmed.status} ${JSON.stringify(trimmed.body)}`);
+    const before = await segmentCounts(running);
+    const again = await exportOnce(api, running, projectId);
+    const after = await segmentCounts(running);
+    const counted = { encoded: after.encoded - before.encoded, reused: after.reused - before.reused };
+    if (round === 0) {
+      const out = await fetchOutput(running, again.answer.video_url, join(dir, 'segments.mp4'));
+      console.log(
+        `  warm-up (untimed): segments cold ${s(cold.ms)} s, literal ${s(literal.ms)} s, after the trim ` +
+          `${s(again.ms)} s (${counted.encoded} encoded, ${counted.reused} reused) → ${out}`,
+      );
+      continue;
+    }
+    colds.push(cold);
+    literals.push(literal);
+    changed.push({ ...again, ...counted });
+  }
+  loads.push(load1());
+  const coldMedian = median(colds.map((r) => r.ms));
+  const literalMedian = median(literals.map((r) => r.ms));
+  const changedMedian = median(changed.map((r) => r.ms));
+  const ratio = coldMedian / literalMedian;
+  // Each round's change against its own cold export.
+  const share = median(changed.map((r, i) => r.ms / colds[i]!.ms));
+  const encodedOnce = changed.every((r) => r.encoded >= 1 && r.encoded <= 2);
+  console.log(
+    `  6. segments (EXPORT_SEGMENTS=true; the timeline of 1, a new project each round; ${ROUNDS} rounds): ` +
+      `cold median ${s(coldMedian)} s [${list(colds.map((r) => r.ms))}], literal median ` +
+      `${s(literalMedian)} s [${list(literals.map((r) => r.ms))}]; ratio ${ratio.toFixed(3)}× [budget <= ` +
+      `${SEGMENTS_BUDGET}×: ${verdict(ratio <= SEGMENTS_BUDGET, `segments cold <= ${SEGMENTS_BUDGET}× literal ffmpeg`, `${ratio.toFixed(3)}×`)}]`,
+  );
+  console.log(
+    `     after clip ${CHANGED_CLIP} trimmed to ${CHANGED_DURATION_SEC} s: median ${s(changedMedian)} s ` +
+      `[${list(changed.map((r) => r.ms))}], ${(share * 100).toFixed(1)} % of the cold export (median of ` +
+      `the rounds' shares) [budget <= ${REEXPORT_BUDGET * 100} %: ${verdict(share <= REEXPORT_BUDGET && encodedOnce, `re-export after one change <= ${REEXPORT_BUDGET * 100} % of the full export`, `${(share * 100).toFixed(1)} %, encoded ${changed.map((r) => r.encoded).join('/')}`)}]; ` +
+      `segments encoded/reused per round ${changed.map((r) => `${r.encoded}/${r.reused}`).join(', ')}`,
+  );
+  console.log(
+    `     CPU time (medians, not judged): cold ${s(cpuMedian(colds))} s, literal ${s(cpuMedian(literals))} s, ` +
+      `after the change ${s(cpuMedian(changed))} s; cold ${phasesText(colds)}; after the change ` +
+      `${phasesText(changed)}`,
+  );
+}
+
+/** One cluster size's export: wall time, CPU of every process of the cluster, segments encoded per node. */
+interface ClusterExport {
+  ms: number;
+  cpuMs: number;
+  outputSec: number;
+  encodedBy: number[];
+}
+
+/** Scenario 7: one export's segments over a cluster of 1 node and of 3. */
+async function clusterScenario(dir: string, landscape: string[], loads: string[]): Promise<void> {
+  const sizes: { nodes: number; runs: ClusterExport[] }[] = [];
+  for (const nodes of [1, 3]) {
+    const cluster = await startLocalCluster({
+      nodes,
+      env: {
+        FFMPEG_PATH: ffmpeg,
+        EXPORT_SEGMENTS: 'true',
+        EXPORT_CONCURRENCY: '2',
+        RATE_LIMIT_PER_MINUTE: '1000000000',
+        EXPORT_RATE_PER_MINUTE: '100000',
+        LOG_LEVEL: 'warn',
+      },
+    });
+    try {
+      const entry = { url: cluster.nodes[0]!.url, adminToken: cluster.adminToken };
+      const owner = await editorUser(entry, { credits: 1_000_000 });
+      const api = editorClient(() => entry, owner.token);
+      const runs: ClusterExport[] = [];
+      for (let round = 0; round <= ROUNDS; round++) {
+        const projectId = await timelineProject(api, dir, `cluster bench ${nodes} ${round}`, landscape);
+        const pids = Object.values(cluster.pids());
+        const cpu = () => pids.reduce((sum, pid) => sum + cpuMsOf(pid, true), 0);
+        const counts = () =>
+          Promise.all(
+            cluster.nodes.map((node) => segmentCounts({ ...node, adminToken: cluster.adminToken })),
+          );
+        const [cpuBefore, before] = [cpu(), await counts()];
+        const started = performance.now();
+        const answer = await api.exportVideo(projectId);
+        const ms = performance.now() - started;
+        if (answer.status !== 200) throw new Error(`export: ${answer.status} ${JSON.stringify(answer.body)}`);
+        const cpuMs = cpu() - cpuBefore;
+        const after = await counts();
+        const encodedBy = after.map((count, i) => count.encoded - before[i]!.encoded);
+        const run = { ms, cpuMs, outputSec: answer.body.duration_sec, encodedBy };
+        if (round === 0)
+          console.log(
+            `  warm-up (untimed): ${nodes} node(s) ${s(ms)} s, segments encoded per node ${encodedBy.join('/')}`,
+          );
+        else runs.push(run);
+      }
+      sizes.push({ nodes, runs });
+    } finally {
+      await cluster.down();
+    }
+  }
+  loads.push(load1());
+  const perOutput = (runs: ClusterExport[]) => median(runs.map((r) => r.cpuMs / 1000 / r.outputSec));
+  const [one, three] = sizes as [(typeof sizes)[0], (typeof sizes)[0]];
+  const ratio = perOutput(three.runs) / perOutput(one.runs);
+  const shares = (runs: ClusterExport[]) =>
+    runs
+      .map((r) => {
+        const total = r.encodedBy.reduce((sum, n) => sum + n, 0);
+        return r.encodedBy.map((n) => `${((n / Math.max(1, total)) * 100).toFixed(0)} %`).join('/');
+      })
+      .join(', ');
+  const spread = three.runs.every((r) => r.encodedBy.filter((n) => n > 0).length >= 2);
+  console.log(
+    `  7. cluster (local cluster, EXPORT_SEGMENTS=true, the timeline of 1 through node-1, ${ROUNDS} rounds): ` +
+      `CPU s per output s 1 node ${perOutput(one.runs).toFixed(3)}, 3 nodes ${perOutput(three.runs).toFixed(3)}; ` +
+      `ratio ${ratio.toFixed(3)}× [budget <= ${CLUSTER_CPU_BUDGET}×: ${verdict(ratio <= CLUSTER_CPU_BUDGET && spread, `3 nodes' CPU per output second <= +15 % of 1 node's, segments on >= 2 nodes`, `${ratio.toFixed(3)}×, spread ${spread}`)}]`,
+  );
+  console.log(
+    `     wall (not judged; one machine of ${availableParallelism()} cores under all of them): 1 node median ` +
+      `${s(median(one.runs.map((r) => r.ms)))} s [${list(one.runs.map((r) => r.ms))}], 3 nodes median ` +
+      `${s(median(three.runs.map((r) => r.ms)))} s [${list(three.runs.map((r) => r.ms))}]; segments encoded ` +
+      `per node (node-1/2/3) per round: ${shares(three.runs)}`,
+  );
+}
+
 async function fetchOutput(service: RunningService, videoUrl: string, path: string): Promise<string> {
   const url = new URL(videoUrl, service.url);
   const response = await fetch(url);

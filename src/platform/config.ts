@@ -99,7 +99,7 @@ export const EnvSchema = Type.Object({
   TIMELINE_MAX_SEC: Int({ minimum: 1, maximum: 86_400, default: 1800 }),
   IMAGE_MAX_PIXELS: Int({ minimum: 1, default: 40_000_000 }),
   EXPORT_PER_USER: Int({ minimum: 1, default: 1 }),
-  EXPORT_SEGMENTS: Bool(false),
+  EXPORT_SEGMENTS: Bool(true),
   SEGMENT_CACHE_MAX_BYTES: Int({ minimum: 0, default: 10_737_418_240 }),
   DASHBOARD_RATE_PER_MINUTE: Int({ minimum: 1, default: 600 }),
 });

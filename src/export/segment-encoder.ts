@@ -34,8 +34,8 @@ import {
 
 // The encoding side of segments across a cluster (docs/operator.md, The segment cache): every node pulls
 // segment items from one durable consumer, but only while one of its export workers is free, and each item
-// then waits for its user's turn in the node's fair queue like any export (users share workers in turn,
-// whichever node they asked). An item is one pool task that encodes one segment (`encodeOnly`), from sources
+// then takes a turn of the node's fair queue under its user like any export (EXPORT_PER_USER holds: an item
+// whose user has their share of this node's workers goes back to the queue for another node). An item is one pool task that encodes one segment (`encodeOnly`), from sources
 // this node copies out of the shared media store, kept in the segment cache, then acknowledged.
 //
 // If this node dies between two steps: before the ack, the item is redelivered after the ack wait (heartbeats
@@ -77,6 +77,8 @@ export interface SegmentEncoder {
 const PULL_EXPIRES_MS = 3000;
 /** How often a node with no free worker looks again. */
 const FREE_POLL_MS = 200;
+/** An item whose user holds every worker this node gives one user comes back after this, for another node. */
+const NOT_NOW_DELAY_MS = 1000;
 /** Items pulled and not yet acknowledged at once, cluster-wide. */
 const MAX_PENDING_ITEMS = 10_000;
 
@@ -129,10 +131,7 @@ export async function startSegmentEncoder(deps: SegmentEncoderDeps): Promise<Seg
     }
   })();
 
-  const free = () => {
-    const counts = queue.counts();
-    return counts.holding + counts.waiting < deps.slots;
-  };
+  const free = () => queue.counts().holding < deps.slots;
   const say = (exportId: string, news: SegmentNews) =>
     connection.publish(newsSubject(exportId), JSON.stringify(news));
 
@@ -154,6 +153,10 @@ export async function startSegmentEncoder(deps: SegmentEncoderDeps): Promise<Seg
       log.info('segment item dropped: its export stopped');
       return msg.term();
     }
+    // No waiting here for the user's turn: an item this node cannot start now goes back for another node (or
+    // this one, later), so users share every node's workers in turn and no node sits on an item it cannot run.
+    const release = queue.tryAcquire(item.user_id);
+    if (!release) return msg.nak(NOT_NOW_DELAY_MS);
     let why: Stop | undefined;
     const stopper = new AbortController();
     const stop = (reason: Stop) => {
@@ -166,30 +169,23 @@ export async function startSegmentEncoder(deps: SegmentEncoderDeps): Promise<Seg
     const heartbeat = setInterval(() => msg.working(), deps.heartbeatMs);
     const folder = join(deps.workRoot, newId('segment', 12));
     try {
-      // Taken at once (the pull loop counts it waiting before it pulls again), given back whatever happens.
-      const release = await queue.acquire(item.user_id, stopper.signal).catch(() => undefined);
-      if (!release) return finishStopped(msg, why ?? 'closing', log);
-      try {
-        if (await deps.cache.lookup(item.user_id, item.project_id, key)) {
-          say(exportId, { key, state: 'encoded', node: deps.nodeId });
-          return msg.ack();
-        }
-        log.info({ user_id: item.user_id }, 'segment started');
-        say(exportId, { key, state: 'started', node: deps.nodeId });
-        const started = Date.now();
-        const result = await encodeItem(item, folder, stopper.signal);
-        if (!result.ok) {
-          if (why) return finishStopped(msg, why, log);
-          throw runFailure(result, true, false);
-        }
-        await deps.cache.keep(item.user_id, item.project_id, [result.segment]);
-        deps.metrics.segments(1, 0);
-        log.info({ node: deps.nodeId, encode_ms: Date.now() - started }, 'segment encoded');
+      if (await deps.cache.lookup(item.user_id, item.project_id, key)) {
         say(exportId, { key, state: 'encoded', node: deps.nodeId });
-        msg.ack();
-      } finally {
-        release();
+        return msg.ack();
       }
+      log.info({ user_id: item.user_id }, 'segment started');
+      say(exportId, { key, state: 'started', node: deps.nodeId });
+      const started = Date.now();
+      const result = await encodeItem(item, folder, stopper.signal);
+      if (!result.ok) {
+        if (why) return finishStopped(msg, why, log);
+        throw runFailure(result, true, false);
+      }
+      await deps.cache.keep(item.user_id, item.project_id, [result.segment]);
+      deps.metrics.segments(1, 0);
+      log.info({ node: deps.nodeId, encode_ms: Date.now() - started }, 'segment encoded');
+      say(exportId, { key, state: 'encoded', node: deps.nodeId });
+      msg.ack();
     } catch (error) {
       if (why) return finishStopped(msg, why, log);
       const failure = asFailure(error);
@@ -205,6 +201,7 @@ export async function startSegmentEncoder(deps: SegmentEncoderDeps): Promise<Seg
     } finally {
       clearTimeout(late);
       clearInterval(heartbeat);
+      release();
       stops.delete(stop);
       if (stops.size === 0 && running.get(exportId) === stops) running.delete(exportId);
       await rm(folder, { recursive: true, force: true }).catch(() => undefined);

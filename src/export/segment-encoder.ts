@@ -166,7 +166,13 @@ export async function startSegmentEncoder(deps: SegmentEncoderDeps): Promise<Seg
     const stops = running.get(exportId) ?? new Set();
     running.set(exportId, stops.add(stop));
     const late = setTimeout(() => stop('late'), item.deadline - Date.now());
-    const heartbeat = setInterval(() => msg.working(), deps.heartbeatMs);
+    const heartbeat = setInterval(() => {
+      try {
+        msg.working();
+      } catch {
+        // The connection is down: without heartbeats the item goes to another node after the ack wait.
+      }
+    }, deps.heartbeatMs);
     const folder = join(deps.workRoot, newId('segment', 12));
     try {
       if (await deps.cache.lookup(item.user_id, item.project_id, key)) {

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { ExportPlan } from '../../workers/index.ts';
 import { EXPORT_ERRORS, exportError, type ExportErrorCode } from './export-errors.ts';
 import type { SegmentCache } from './segment-cache.ts';
@@ -61,14 +61,19 @@ export interface SegmentFarmDeps {
 export function createSegmentFarm(deps: SegmentFarmDeps): SegmentFarm {
   const { connection, cache, logger } = deps;
   const js = jetstream(connection);
-  const jsmReady = jetstreamManager(connection);
+  // Made on first use (it asks the server), and again after a failure.
+  let manager: Promise<JetStreamManager> | undefined;
 
   /** Tells every node to stop the export's items, and purges those still queued. */
   async function abandon(exportId: string, deadline: number): Promise<void> {
     const abort: SegmentAbort = { deadline };
     connection.publish(abortSubject(exportId), JSON.stringify(abort));
     try {
-      const jsm = await jsmReady;
+      manager ??= jetstreamManager(connection);
+      const jsm = await manager.catch((error: unknown) => {
+        manager = undefined;
+        throw error;
+      });
       await jsm.streams.purge(SEGMENT_STREAM, { filter: workSubject(exportId) });
     } catch (error) {
       // The abort already makes nodes drop them; the purge only saves them the look.

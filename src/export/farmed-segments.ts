@@ -82,6 +82,8 @@ export async function farmSegments(staged: StagedSegments, context: FarmContext)
     context.stopping.removeEventListener('abort', onStopping);
   }
   const copied = await copyCached(keys, { ...context, dir: staged.work.dir });
+  // The nodes kept them without trimming (one bound check per export, not per segment); copied, they may go.
+  await context.cache.trim();
   const farmed = keys.filter((_key, i) => copied[i]);
   const encoded = keys.filter((_key, i) => !copied[i]);
   if (encoded.length > 0) {

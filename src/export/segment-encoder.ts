@@ -187,7 +187,8 @@ export async function startSegmentEncoder(deps: SegmentEncoderDeps): Promise<Seg
         if (why) return finishStopped(msg, why, log);
         throw runFailure(result, true, false);
       }
-      await deps.cache.keep(item.user_id, item.project_id, [result.segment]);
+      // Not trimmed here: the requesting node trims once it has copied all of its export's segments.
+      await deps.cache.keep(item.user_id, item.project_id, [result.segment], { trim: false });
       deps.metrics.segments(1, 0);
       log.info({ node: deps.nodeId, encode_ms: Date.now() - started }, 'segment encoded');
       say(exportId, { key, state: 'encoded', node: deps.nodeId });

@@ -189,8 +189,11 @@ export async function startSegmentEncoder(deps: SegmentEncoderDeps): Promise<Seg
       }
       // Not trimmed here: the requesting node trims once it has copied all of its export's segments.
       await deps.cache.keep(item.user_id, item.project_id, [result.segment], { trim: false });
+      const encodeMs = Date.now() - started;
       deps.metrics.segments(1, 0);
-      log.info({ node: deps.nodeId, encode_ms: Date.now() - started }, 'segment encoded');
+      // Its encoding time counts here, where it ran; the seconds of video, where the export is joined.
+      deps.metrics.encoded(item.plan.output.quality ?? 'final', encodeMs / 1000, 0);
+      log.info({ node: deps.nodeId, encode_ms: encodeMs }, 'segment encoded');
       say(exportId, { key, state: 'encoded', node: deps.nodeId });
       msg.ack();
     } catch (error) {
@@ -307,21 +310,28 @@ export async function startSegmentEncoder(deps: SegmentEncoderDeps): Promise<Seg
     }
   })();
 
+  let closed: Promise<void> | undefined;
   return {
-    async close(graceMs) {
-      closing.abort();
-      await loop;
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        Promise.allSettled([...tasks]),
-        new Promise((resolve) => (timer = setTimeout(resolve, graceMs))),
-      ]);
-      clearTimeout(timer);
-      for (const stops of running.values()) for (const stop of stops) stop('closing');
-      await Promise.allSettled([...tasks]);
-      aborts.unsubscribe();
-    },
+    close: (graceMs) => (closed ??= closeOnce(graceMs)),
   };
+
+  async function closeOnce(graceMs: number): Promise<void> {
+    closing.abort();
+    await loop;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([...tasks]),
+      new Promise((resolve) => (timer = setTimeout(resolve, graceMs))),
+    ]);
+    clearTimeout(timer);
+    for (const stops of running.values()) for (const stop of stops) stop('closing');
+    await Promise.allSettled([...tasks]);
+    try {
+      aborts.unsubscribe();
+    } catch {
+      // The connection closed first: the subscription went with it.
+    }
+  }
 }
 
 /** Ends a stopped item: back to the queue when this node shuts down, dropped when its export is over. */

@@ -47,6 +47,7 @@ const CLUSTER_FILES = [
   'test/e2e/editor-cluster.test.ts', // 3 service nodes on one NATS
   'test/e2e/events-cluster.test.ts', // 3 service nodes on one NATS
   'test/e2e/jobs-cluster.test.ts', // 3 service nodes on one NATS
+  'test/e2e/export-segments-cluster.test.ts', // cluster.sh: 3 NATS, 3 nodes encoding one export's segments
 ];
 
 const SUITES: Record<string, Suite> = {
@@ -91,6 +92,7 @@ const PROFILES: Record<string, { wall: number; cores?: number }> = {
   'test/integration/export-sound.test.ts': { wall: 12 },
   'test/integration/export-sound-mixing.test.ts': { wall: 30 },
   'test/integration/export-segments.test.ts': { wall: 15 },
+  'test/integration/export-segment-farm.test.ts': { wall: 23 }, // waits out ack waits and pulls
   'test/integration/job-poll-queue.test.ts': { wall: 8 },
   'test/integration/mcp-tool-schemas.test.ts': { wall: 8 },
   'test/integration/job-sweeper.test.ts': { wall: 7 },
@@ -157,6 +159,7 @@ const PROFILES: Record<string, { wall: number; cores?: number }> = {
   'test/e2e/editor-cluster.test.ts': { wall: 46, cores: 1 },
   'test/e2e/jobs-cluster.test.ts': { wall: 36, cores: 1 },
   'test/e2e/events-cluster.test.ts': { wall: 34, cores: 1.5 },
+  'test/e2e/export-segments-cluster.test.ts': { wall: 33, cores: 2 }, // 10 s of it the ack wait after a kill
   'test/cluster/cluster.test.ts': { wall: 23, cores: 1.5 }, // 3 NATS servers and 3 nodes, detached (not measured)
   // chaos and fuzz: minutes of load on the whole machine
   'test/chaos/chaos.test.ts': { wall: 600, cores: 2 },

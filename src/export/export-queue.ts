@@ -24,6 +24,11 @@ export interface ExportQueue {
    * outcome). Rejects with the signal's reason when `signal` aborts first; the turn is then never taken.
    */
   acquire(userId: string, signal?: AbortSignal): Promise<ReleaseTurn>;
+  /**
+   * A turn for `userId` now, or undefined when it would have to wait (every worker taken, or the user holding
+   * `perUser` already): for work that can go to another node instead (segment-encoder.ts).
+   */
+  tryAcquire(userId: string): ReleaseTurn | undefined;
   /** Exports waiting for a worker, exports holding one, and the users they belong to. */
   counts(): { waiting: number; holding: number; users: number };
 }
@@ -115,6 +120,17 @@ export function createExportQueue(options: ExportQueueOptions): ExportQueue {
         signal?.addEventListener('abort', onAbort, { once: true });
         handOut();
       });
+    },
+    tryAcquire(userId) {
+      // A worker free with someone waiting means each of them already holds their share: none is passed over.
+      if (holding >= slots || (lines.get(userId)?.holding ?? 0) >= perUser) return undefined;
+      let release: ReleaseTurn | undefined;
+      let line = lines.get(userId);
+      if (!line) lines.set(userId, (line = { waiting: [], holding: 0, lastTurn: 0 }));
+      line.waiting.push({ grant: (granted) => (release = granted) });
+      waiting++;
+      handOut();
+      return release;
     },
     counts: () => ({ waiting, holding, users: lines.size }),
   };

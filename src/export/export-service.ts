@@ -1,5 +1,7 @@
 import { dirname, join } from 'node:path';
 import { keepSegments, stageSegments } from './segment-staging.ts';
+import type { SegmentFarm } from './segment-farm.ts';
+import { FARM_SHARE, farmSegments } from './farmed-segments.ts';
 import type { SegmentCache } from './segment-cache.ts';
 import { failedOutcome, type ExportMetrics } from './export-metrics.ts';
 import { writeFile } from 'node:fs/promises';
@@ -99,9 +101,10 @@ export interface ExportServiceDeps {
   metrics: ExportMetrics;
   /**
    * Segmented rendering (`EXPORT_SEGMENTS`): the cache of this user's project's segments, and how many
-   * segments encode at once. Absent: every export renders its timeline whole.
+   * segments encode at once; in cluster mode, the farm that has them encoded by whichever node has a free
+   * worker. Absent: every export renders its timeline whole.
    */
-  segments?: { cache: SegmentCache; parallel: number };
+  segments?: { cache: SegmentCache; parallel: number; farm?: SegmentFarm };
   /** `EXPORT_RATE_PER_MINUTE`, per user and process. */
   ratePerMinute: number;
   clock: Clock;
@@ -122,6 +125,8 @@ interface ExportJob {
   library: AssetRecord[];
   /** Aborted once the project is deleted. */
   gone: AbortSignal;
+  /** Aborted when the node stops waiting for its exports. */
+  stopping: AbortSignal;
 }
 
 const OUTPUT_FPS = 30;
@@ -139,7 +144,7 @@ export function createExportService(deps: ExportServiceDeps): ExportService {
   const inFlight = new Map<string, { projectId: string; gone: AbortController }>();
 
   /** Runs one export while listening for its project's deletion (which stops it with a 404). */
-  async function run(job: Omit<ExportJob, 'exportId' | 'gone'>): Promise<ExportedVideo> {
+  async function run(job: Omit<ExportJob, 'exportId' | 'gone' | 'stopping'>): Promise<ExportedVideo> {
     const exportId = newId('ex', 16);
     const gone = new AbortController();
     // Subscribed before `export.started` is announced: a deletion before that makes the announcement itself
@@ -149,7 +154,12 @@ export function createExportService(deps: ExportServiceDeps): ExportService {
     });
     inFlight.set(exportId, { projectId: job.project.id, gone });
     try {
-      return await exportOnce(deps, render, { ...job, exportId, gone: gone.signal });
+      return await exportOnce(deps, render, {
+        ...job,
+        exportId,
+        gone: gone.signal,
+        stopping: stopping.signal,
+      });
     } finally {
       unsubscribe();
       inFlight.delete(exportId);
@@ -272,7 +282,7 @@ async function exportOnce(
     for (const file of exportFiles(planned.plan)) {
       await writeFile(file.path, file.contents, { flag: 'wx' });
     }
-    const staged = deps.segments
+    const cached = deps.segments
       ? await beforeDeadline(
           stageSegments(planned.plan, {
             userId,
@@ -288,13 +298,34 @@ async function exportOnce(
           gone,
         )
       : undefined;
+    // In cluster mode the segments the cache lacks are encoded by whichever nodes have a free worker.
+    const farm = deps.segments?.farm;
+    const staged =
+      cached && farm
+        ? await farmSegments(cached, {
+            ...deps.segments!,
+            farm,
+            store: deps.store,
+            exportId,
+            userId,
+            projectId: project.id,
+            plan: planned.plan,
+            deadline,
+            gone,
+            stopping: job.stopping,
+            clock: deps.clock,
+            onProgress: progress.report,
+            logger: log,
+          })
+        : cached;
     const rendering = staged ? { ...planned, plan: { ...planned.plan, segmented: staged.work } } : planned;
+    const farmed = (staged?.farmed.length ?? 0) > 0;
     const { result, encoding, late, encodeMs } = await render(
       userId,
       rendering,
       deadline,
       gone,
-      progress.report,
+      farmed ? (fraction) => progress.report(FARM_SHARE + (1 - FARM_SHARE) * fraction) : progress.report,
     );
     if (!result.ok) {
       if (gone.aborted && !late) throw projectGone();
@@ -305,7 +336,8 @@ async function exportOnce(
     const durationSec = output.durationSec ?? 0;
     deps.metrics.encoded(quality, encodeMs / 1000, durationSec);
     if (staged && deps.segments) {
-      deps.metrics.segments(staged.encoded.length, staged.work.reused.length);
+      // Segments other nodes encoded for this export are counted where they were encoded.
+      deps.metrics.segments(staged.encoded.length, staged.work.reused.length - staged.farmed.length);
       await keepSegments(staged, { userId, projectId: project.id, cache: deps.segments.cache, logger: log });
     }
     mediaId = newMediaId('mp4');

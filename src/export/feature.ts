@@ -27,6 +27,8 @@ import { createExportQueue } from './export-queue.ts';
 import { createExportMetrics } from './export-metrics.ts';
 import { createSegmentCache, type SegmentCache } from './segment-cache.ts';
 import { createMongoSegmentIndex } from './mongo-segment-index.ts';
+import { createSegmentFarm } from './segment-farm.ts';
+import { startSegmentEncoder, type SegmentEncoder } from './segment-encoder.ts';
 import { ownedProject, videoOf } from '../editor/index.ts';
 
 type ExportConfig = Pick<
@@ -41,6 +43,8 @@ type ExportConfig = Pick<
   | 'ffmpegPath'
   | 'ffprobePath'
   | 'tuning'
+  | 'nodeId'
+  | 'natsReplicas'
 >;
 
 /** Added niceness of every export ffmpeg: the API answers first, the encode takes what is left. */
@@ -111,6 +115,21 @@ export function exportFeature(
     logger: log,
   });
 
+  const metrics = createExportMetrics(platform.metrics);
+  // Cluster mode: an export's segments are encoded by whichever nodes have a free worker, through the cache
+  // (so not when SEGMENT_CACHE_MAX_BYTES is 0: nothing could be handed over).
+  const connection = platform.nats?.connection;
+  const farmed = config.exportSegments && config.segmentCacheMaxBytes > 0 ? connection : undefined;
+  const farm =
+    farmed &&
+    createSegmentFarm({
+      connection: farmed,
+      cache: segments,
+      lookupMs: config.tuning.exportSegmentLookupMs,
+      logger: log,
+    });
+  let encoder: SegmentEncoder | undefined;
+
   const service = createExportService({
     commands: platform.projects,
     assets,
@@ -126,9 +145,9 @@ export function exportFeature(
     outputSize,
     mediaUrl,
     timeoutMs: config.exportTimeoutMs,
-    metrics: createExportMetrics(platform.metrics),
+    metrics,
     ...(config.exportSegments && {
-      segments: { cache: segments, parallel: availableParallelism() },
+      segments: { cache: segments, parallel: availableParallelism(), ...(farm && { farm }) },
     }),
     ratePerMinute: config.exportRatePerMinute,
     clock,
@@ -163,6 +182,25 @@ export function exportFeature(
       const killed = await children.killLeftovers();
       if (killed.length > 0) log.warn({ pids: killed }, 'killed ffmpeg left running by a stopped process');
       await workspaces.removeLeftovers();
+      if (farmed) {
+        encoder = await startSegmentEncoder({
+          connection: farmed,
+          replicas: config.natsReplicas,
+          nodeId: config.nodeId,
+          queue,
+          slots: config.exportConcurrency,
+          pool,
+          children,
+          store,
+          cache: segments,
+          workRoot: join(config.exportWorkDir, 'exports'),
+          ackWaitMs: config.tuning.exportSegmentAckWaitMs,
+          heartbeatMs: config.tuning.exportSegmentHeartbeatMs,
+          itemLifetimeMs: config.exportTimeoutMs,
+          metrics,
+          logger: log,
+        });
+      }
       available = await listFilters(ffmpeg.ffmpeg);
       const detected = soundFilterReport(available);
       filters = { loudnorm: detected.loudnorm, sidechaincompress: detected.sidechaincompress };
@@ -184,10 +222,14 @@ export function exportFeature(
         );
       }
     },
-    drain: (graceMs) => service.drain(graceMs),
+    // Segments running here get the same grace as exports, then go back to the queue for other nodes.
+    drain: async (graceMs) => {
+      await Promise.all([service.drain(graceMs), encoder?.close(graceMs)]);
+    },
     async stop() {
       await sweep?.stop();
       await projectCheck?.stop();
+      await encoder?.close(0);
       await pool.close();
       await probes.close();
     },

@@ -43,8 +43,17 @@ export interface SegmentCache {
    * Keeps a copy of each of an export's encoded segments (local files, which the export goes on using), then
    * brings the cache back within its bound once (which may evict those copies at once, when they alone are
    * bigger). A segment that cannot be kept costs a later re-encode only: it is logged and skipped.
+   * `{ trim: false }` leaves the bound to a later `trim` (a cluster node keeping one segment of an export
+   * whose requesting node trims once, after it has copied them all: farmed-segments.ts).
    */
-  keep(userId: string, projectId: string, segments: KeptSegment[]): Promise<void>;
+  keep(
+    userId: string,
+    projectId: string,
+    segments: KeptSegment[],
+    options?: { trim?: boolean },
+  ): Promise<void>;
+  /** Brings the cache back within its bound (least recently used first). */
+  trim(): Promise<void>;
   /** Removes a project's segments (the project was deleted). */
   forgetProject(projectId: string): Promise<void>;
 }
@@ -97,16 +106,22 @@ export function createSegmentCache(deps: SegmentCacheDeps): SegmentCache {
     }
   }
 
-  async function keep(userId: string, projectId: string, segments: KeptSegment[]) {
+  const trim = () =>
+    evict().catch((error: unknown) => deps.logger.warn({ err: error }, 'segment cache: eviction failed'));
+
+  async function keep(
+    userId: string,
+    projectId: string,
+    segments: KeptSegment[],
+    options: { trim?: boolean } = {},
+  ) {
     if (deps.maxBytes <= 0 || segments.length === 0) return;
     for (const segment of segments) {
       await keepOne(userId, projectId, segment).catch((error: unknown) =>
         deps.logger.warn({ err: error, key: segment.key }, 'segment cache: a segment could not be kept'),
       );
     }
-    await evict().catch((error: unknown) =>
-      deps.logger.warn({ err: error }, 'segment cache: eviction failed'),
-    );
+    if (options.trim ?? true) await trim();
   }
 
   return {
@@ -122,6 +137,7 @@ export function createSegmentCache(deps: SegmentCacheDeps): SegmentCache {
     },
 
     keep,
+    trim,
 
     async forgetProject(projectId) {
       const removed = await index.removeProject(projectId);

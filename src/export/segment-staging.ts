@@ -16,6 +16,11 @@ export interface StagedSegments {
   work: { dir: string; reused: string[]; parallel: number };
   /** Keys the render encodes (the others were copied from the cache). */
   encoded: string[];
+  /**
+   * Keys of `reused` that other nodes of the cluster encoded for this export (segment-farm.ts), copied from the
+   * cache like the others but no cache hit of this export's.
+   */
+  farmed: string[];
 }
 
 /**
@@ -35,11 +40,33 @@ export async function stageSegments(
   },
 ): Promise<StagedSegments | undefined> {
   if (fastPathEligible(plan) || !canSegment(plan)) return undefined;
-  const { userId, projectId, dir, cache, store } = context;
+  const { dir } = context;
   const keys = [...new Set(planSegments(plan).map((segment) => segment.key))];
   await mkdir(dir, { recursive: true });
+  const found = await copyCached(keys, context);
+  const reused = keys.filter((_key, i) => found[i]);
+  const encoded = keys.filter((_key, i) => !found[i]);
+  return { work: { dir, reused, parallel: context.parallel }, encoded, farmed: [] };
+}
+
+/**
+ * Copies the cached segments of `keys` to `dir` (each `<key>.mp4`); answers, key by key, whether it was
+ * copied (a key not cached, or whose file could not be read, was not).
+ */
+export function copyCached(
+  keys: string[],
+  context: {
+    userId: string;
+    projectId: string;
+    dir: string;
+    cache: SegmentCache;
+    store: MediaStore;
+    logger: Logger;
+  },
+): Promise<boolean[]> {
+  const { userId, projectId, dir, cache, store } = context;
   // Looked up and copied at once: each is a few round trips to the index and the store.
-  const found = await Promise.all(
+  return Promise.all(
     keys.map(async (key) => {
       const mediaId = await cache.lookup(userId, projectId, key);
       if (!mediaId) return false;
@@ -55,9 +82,6 @@ export async function stageSegments(
       }
     }),
   );
-  const reused = keys.filter((_key, i) => found[i]);
-  const encoded = keys.filter((_key, i) => !found[i]);
-  return { work: { dir, reused, parallel: context.parallel }, encoded };
 }
 
 /** Keeps the segments the render encoded in the cache (one that cannot be kept costs a later re-encode only). */

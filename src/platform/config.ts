@@ -244,6 +244,18 @@ export interface Tuning {
   socketIdleTimeoutSec: number;
   /** Newest events a node keeps in memory per watched project, so reconnecting clients skip the history. */
   eventWindowSize: number;
+  /**
+   * Cluster mode, segmented exports: a segment unacknowledged this long (its node died) goes to another node.
+   * Short, so an export loses seconds, not minutes, to a dead node; a live node heartbeats well within it.
+   */
+  exportSegmentAckWaitMs: number;
+  /** Cluster mode: how often a node encoding a segment tells JetStream it is still at it. */
+  exportSegmentHeartbeatMs: number;
+  /**
+   * Cluster mode: how often an export waiting for its segments looks them up in the segment cache, in case a
+   * node's "done" message (core NATS: at most once) was lost.
+   */
+  exportSegmentLookupMs: number;
   /** Cluster mode: MF_EVENTS keeps a project's events this long… */
   eventStreamMaxAgeMs: number;
   /** …and at most this many per project (older replays are read from MongoDB). */
@@ -268,6 +280,9 @@ const TUNING: Readonly<Tuning> = {
   socketBackpressureCheckMs: 50,
   socketIdleTimeoutSec: 32,
   eventWindowSize: 1000,
+  exportSegmentAckWaitMs: 10_000,
+  exportSegmentHeartbeatMs: 3_000,
+  exportSegmentLookupMs: 2_000,
   eventStreamMaxAgeMs: 3_600_000,
   eventStreamMaxPerProject: 1000,
 };

@@ -91,6 +91,7 @@ export { createJetStreamTransport } from './nats/actor-transport.ts';
 export { connectNats, type NatsLink } from './nats/connect.ts';
 export { createNatsEventBus, eventSubject } from './nats/event-bus.ts';
 export { createJetStreamWorkQueue } from './nats/work-queue.ts';
+export { ensureDurableConsumer, ensureWorkQueueStream } from './nats/streams.ts';
 export { isNonPublicHost } from './net/address-policy.ts';
 export { createGuardedFetch, guardedGet, guardedPost } from './net/guarded-fetch.ts';
 export { actorMetrics } from './observability/actor-metrics.ts';

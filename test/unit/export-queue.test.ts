@@ -148,6 +148,26 @@ describe('export queue', () => {
     assert.deepEqual(queue.counts(), { waiting: 0, holding: 0, users: 0 });
   });
 
+  it('gives a turn at once only while a worker is free and the user is under their share', async () => {
+    const queue = createExportQueue({ slots: 3, perUser: 1 });
+    const a = queue.tryAcquire('A');
+    assert.ok(a, 'a free worker');
+    assert.equal(queue.tryAcquire('A'), undefined, 'A holds their share');
+    const b = queue.tryAcquire('B');
+    assert.ok(b);
+    // A waits for a second turn; the free worker still goes to C, since A could not take it anyway.
+    const waiting = queue.acquire('A');
+    await settle();
+    const c = queue.tryAcquire('C');
+    assert.ok(c, 'no one who could take the worker is passed over');
+    assert.equal(queue.tryAcquire('D'), undefined, 'every worker taken');
+    a();
+    (await waiting)();
+    b();
+    c();
+    assert.deepEqual(queue.counts(), { waiting: 0, holding: 0, users: 0 });
+  });
+
   it('refuses sizes that could never hand out a worker', () => {
     assert.throws(() => createExportQueue({ slots: 0, perUser: 1 }), RangeError);
     assert.throws(() => createExportQueue({ slots: 1, perUser: 0 }), RangeError);

@@ -9,6 +9,7 @@ export {
 export { outputSize } from './export/output-size.ts';
 export { fastPathEligible } from './export/fast-path.ts';
 export { canSegment, planSegments } from './export/segments.ts';
+export { soundKey } from './export/segment-command.ts';
 export type {
   ExportPlan,
   ExportSource,

@@ -16,6 +16,8 @@ export interface ExportMetrics {
   encoded(quality: ExportQuality, encodeSec: number, outputSec: number): void;
   /** A segmented render's segments: those it encoded, and those the cache gave it. */
   segments(encoded: number, reused: number): void;
+  /** A segmented render's sound: mixed, or given by the cache (the picture alone changed). */
+  sound(reused: boolean): void;
 }
 
 export function createExportMetrics(metrics: MetricsRegistry): ExportMetrics {
@@ -39,8 +41,14 @@ export function createExportMetrics(metrics: MetricsRegistry): ExportMetrics {
     help: 'Picture segments of segmented exports on this process: encoded, or reused from the segment cache.',
     labels: ['result'],
   });
+  const sounds = metrics.counter({
+    name: 'mf_export_sounds_total',
+    help: 'Sounds of segmented exports on this process: mixed, or reused from the segment cache.',
+    labels: ['result'],
+  });
   return {
     answered: (quality, outcome) => exports.inc([quality, outcome]),
+    sound: (reused) => sounds.inc([reused ? 'reused' : 'mixed']),
     segments(encoded, reused) {
       segments.inc(['encoded'], encoded);
       segments.inc(['reused'], reused);

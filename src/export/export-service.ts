@@ -1,5 +1,5 @@
 import { dirname, join } from 'node:path';
-import { keepSegments, stageSegments } from './segment-staging.ts';
+import { keepSegments, pictureCacheHits, stageSegments } from './segment-staging.ts';
 import type { SegmentFarm } from './segment-farm.ts';
 import { FARM_SHARE, farmSegments } from './farmed-segments.ts';
 import type { SegmentCache } from './segment-cache.ts';
@@ -337,7 +337,8 @@ async function exportOnce(
     deps.metrics.encoded(quality, encodeMs / 1000, durationSec);
     if (staged && deps.segments) {
       // Segments other nodes encoded for this export are counted where they were encoded.
-      deps.metrics.segments(staged.encoded.length, staged.work.reused.length - staged.farmed.length);
+      deps.metrics.segments(staged.encoded.length, pictureCacheHits(staged));
+      deps.metrics.sound(staged.sound.reused);
       await keepSegments(staged, { userId, projectId: project.id, cache: deps.segments.cache, logger: log });
     }
     mediaId = newMediaId('mp4');

@@ -4,18 +4,27 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Logger } from 'pino';
 import type { MediaStore } from '../platform/index.ts';
-import { canSegment, fastPathEligible, planSegments, type ExportPlan } from '../../workers/index.ts';
+import {
+  canSegment,
+  fastPathEligible,
+  planSegments,
+  soundKey,
+  type ExportPlan,
+} from '../../workers/index.ts';
 import type { KeptSegment, SegmentCache } from './segment-cache.ts';
 
-// A segmented export's segments before and after the render (docs/editor.md, Export: segments): the ones the
-// cache has for this user's project are copied into the export's folder, the render encodes the others, and
-// those are kept in the cache for the next export.
+// A segmented export's segments before and after the render (docs/operator.md, The segment cache): the ones
+// the cache has for this user's project are copied into the export's folder, the render encodes the others,
+// and those are kept in the cache for the next export. The mixed sound is kept the same way, under its own
+// key, so an export after a change to the picture alone does not mix it again.
 
 /** What the render is told (the plan's `segmented`), and which segments it encodes. */
 export interface StagedSegments {
   work: { dir: string; reused: string[]; parallel: number };
-  /** Keys the render encodes (the others were copied from the cache). */
+  /** Picture segments' keys the render encodes (the others were copied from the cache). */
   encoded: string[];
+  /** The sound's key (segment-command.ts `soundKey`), and whether it was copied from the cache too. */
+  sound: { key: string; reused: boolean };
   /**
    * Keys of `reused` that other nodes of the cluster encoded for this export (segment-farm.ts), copied from the
    * cache like the others but no cache hit of this export's.
@@ -42,12 +51,25 @@ export async function stageSegments(
   if (fastPathEligible(plan) || !canSegment(plan)) return undefined;
   const { dir } = context;
   const keys = [...new Set(planSegments(plan).map((segment) => segment.key))];
+  const sound = soundKey(plan);
   await mkdir(dir, { recursive: true });
-  const found = await copyCached(keys, context);
+  const [soundFound, ...found] = await copyCached([sound, ...keys], context);
   const reused = keys.filter((_key, i) => found[i]);
   const encoded = keys.filter((_key, i) => !found[i]);
-  return { work: { dir, reused, parallel: context.parallel }, encoded, farmed: [] };
+  return {
+    work: { dir, reused: soundFound ? [...reused, sound] : reused, parallel: context.parallel },
+    encoded,
+    sound: { key: sound, reused: soundFound === true },
+    farmed: [],
+  };
 }
+
+/**
+ * The picture segments this export found in the cache: its reused keys, less the sound and the segments other
+ * nodes encoded for it (counted where they were encoded).
+ */
+export const pictureCacheHits = (staged: StagedSegments): number =>
+  staged.work.reused.length - staged.farmed.length - (staged.sound.reused ? 1 : 0);
 
 /**
  * Copies the cached segments of `keys` to `dir` (each `<key>.mp4`); answers, key by key, whether it was
@@ -84,13 +106,16 @@ export function copyCached(
   );
 }
 
-/** Keeps the segments the render encoded in the cache (one that cannot be kept costs a later re-encode only). */
+/**
+ * Keeps the segments the render encoded, and the sound it mixed, in the cache (one that cannot be kept costs a
+ * later re-encode only).
+ */
 export async function keepSegments(
   staged: StagedSegments,
   context: { userId: string; projectId: string; cache: SegmentCache; logger: Logger },
 ): Promise<void> {
   const kept: KeptSegment[] = [];
-  for (const key of staged.encoded) {
+  for (const key of staged.sound.reused ? staged.encoded : [...staged.encoded, staged.sound.key]) {
     const path = join(staged.work.dir, `${key}.mp4`);
     try {
       kept.push({ key, path, bytes: (await stat(path)).size });

@@ -4,7 +4,8 @@
 // exported by a service that renders in segments (EXPORT_SEGMENTS=true) and by one that renders whole: the same
 // frames within PSNR 40 dB, the same length, the sound in place. A re-export after trimming the last clip
 // encodes only the one or two segments it changed (the service's own metrics say so) and still matches;
-// deleting the project removes its cached segments, files and index.
+// a new title reuses the sound and encodes only the segments under it; deleting the project removes its cached
+// segments, files and index.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -101,9 +102,15 @@ describe('segmented exports (service, real ffmpeg)', () => {
         transition_in: { type: 'wipeleft', duration_sec: 0.5 },
       }),
     ];
-    await add({ track: 'text', text: 'Over the cut', start_sec: 4, duration_sec: 1, fade_in_sec: 0.2 });
+    const title = await add({
+      track: 'text',
+      text: 'Over the cut',
+      start_sec: 4,
+      duration_sec: 1,
+      fade_in_sec: 0.2,
+    });
     await add({ track: 'music', asset_id: music.id, start_sec: 0.5, volume: 0.6, fade_out_sec: 1 });
-    return { editor, projectId: project.id, clips };
+    return { editor, projectId: project.id, clips, title };
   }
 
   /** Exports (200 expected) and downloads the file. */
@@ -127,7 +134,18 @@ describe('segmented exports (service, real ffmpeg)', () => {
         .find((one) => one.startsWith(`mf_export_segments_total{result="${result}"} `));
       return line ? Number(line.split(' ')[1]) : 0;
     };
-    return { encoded: sample('encoded'), reused: sample('reused') };
+    const sound = (result: string) => {
+      const line = text
+        .split('\n')
+        .find((one) => one.startsWith(`mf_export_sounds_total{result="${result}"} `));
+      return line ? Number(line.split(' ')[1]) : 0;
+    };
+    return {
+      encoded: sample('encoded'),
+      reused: sample('reused'),
+      soundsMixed: sound('mixed'),
+      soundsReused: sound('reused'),
+    };
   }
 
   /** Frame count, duration and per-frame PSNR of `path` against `reference`, and the music's onset in both. */
@@ -181,7 +199,7 @@ describe('segmented exports (service, real ffmpeg)', () => {
       assert.equal(counts.reused - before.reused, 0, 'nothing cached yet');
       assert.deepEqual(
         await segmentCounts(whole),
-        { encoded: 0, reused: 0 },
+        { encoded: 0, reused: 0, soundsMixed: 0, soundsReused: 0 },
         'the whole render encodes none',
       );
       const wholeFile = await exported(reference.editor, reference.projectId, 'whole');
@@ -212,6 +230,35 @@ describe('segmented exports (service, real ffmpeg)', () => {
       const wholeFile = await exported(reference.editor, reference.projectId, 'whole-trimmed');
       const worst = await assertSamePicture(made.path, wholeFile.path, 'after the trim');
       console.log(`after one trim: ${encoded} encoded, ${reused} reused; worst frame ${worst.toFixed(2)} dB`);
+    }));
+
+  it("reuses the sound when only a title's words change, and encodes only the segments under it", () =>
+    logged(async () => {
+      assert.ok(state, 'the first test made the timeline');
+      const reference = await timeline(whole);
+      for (const [editor, projectId, clipId] of [
+        [state.editor, state.projectId, state.title.id],
+        [reference.editor, reference.projectId, reference.title.id],
+      ] as const) {
+        const retitled = await editor.patchClip(projectId, clipId, { text: 'Over the wipe' });
+        assert.equal(retitled.status, 200, JSON.stringify(retitled.body));
+      }
+      // The reference has the first test's trim too, so both render the same timeline.
+      const trimmed = await reference.editor.patchClip(reference.projectId, reference.clips[3]!.id, {
+        duration_sec: 1.2,
+      });
+      assert.equal(trimmed.status, 200, JSON.stringify(trimmed.body));
+      const before = await segmentCounts(segmented);
+      const made = await exported(state.editor, state.projectId, 'segmented-retitled');
+      const after = await segmentCounts(segmented);
+      const encoded = after.encoded - before.encoded;
+      assert.ok(encoded >= 1 && encoded <= 3, `segments under the title encoded again: ${encoded}`);
+      assert.ok(after.reused - before.reused >= 2, 'the other segments reused');
+      assert.equal(after.soundsReused - before.soundsReused, 1, 'the sound is reused');
+      assert.equal(after.soundsMixed - before.soundsMixed, 0, 'no sound mixed');
+      const wholeFile = await exported(reference.editor, reference.projectId, 'whole-retitled');
+      const worst = await assertSamePicture(made.path, wholeFile.path, 'after the new title');
+      console.log(`after a new title: ${encoded} encoded, sound reused; worst frame ${worst.toFixed(2)} dB`);
     }));
 
   it("removes the project's cached segments, files and index, with the project", () =>

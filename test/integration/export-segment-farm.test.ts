@@ -73,6 +73,7 @@ function countingMetrics(): ExportMetrics & { segmentsEncoded: number } {
     segments(encoded: number) {
       metrics.segmentsEncoded += encoded;
     },
+    sound() {},
   };
   return metrics;
 }

@@ -8,6 +8,7 @@ import {
   segmentConcatList,
   segmentGraph,
   segmentedCommands,
+  soundKey,
 } from '../../workers/export/segment-command.ts';
 import {
   canSegment,
@@ -396,6 +397,39 @@ describe('export segments', () => {
     assert.equal(shared.encodes.length, 1);
     assert.equal(shared.concatList.split('file ').length - 1, 2);
     assert.match(segmentConcatList(twice, []), /^ffconcat version 1\.0\n$/);
+  });
+
+  it("keys the sound by what decides it: a change to the picture alone keeps the sound's key", () => {
+    const p = plan(fourClips(), { texts: [text(1.2, 1)] });
+    const key = soundKey(p);
+    assert.match(key, /^[0-9a-f]{64}$/);
+    // Where the files lie does not matter, only their content.
+    const moved = {
+      ...p,
+      picture: p.picture.map((c) => ({ ...c, source: { ...c.source, path: `/elsewhere${c.source.path}` } })),
+    };
+    assert.equal(soundKey(moved), key);
+    // The picture alone: the words, the size, an image's motion.
+    assert.equal(soundKey({ ...p, texts: [{ ...p.texts![0]!, text: 'Other words' }] }), key);
+    assert.equal(soundKey({ ...p, output: { ...p.output, width: 640, height: 360, fit: 'fill' } }), key);
+    assert.equal(
+      soundKey({
+        ...p,
+        picture: p.picture.map((c, i) => (i === 0 ? { ...c, motion: 'zoom_in' as const } : c)),
+      }),
+      key,
+    );
+    // What the sound is made of: a clip's length, its volume, its content; the measurement is not part of it.
+    const changed = (i: number, change: Partial<PictureClip>) => ({
+      ...p,
+      picture: p.picture.map((c, j) => (j === i ? { ...c, ...change } : c)),
+    });
+    assert.notEqual(soundKey(changed(3, { durationSec: 0.8 })), key);
+    assert.notEqual(soundKey(changed(1, { volume: 0.5 })), key);
+    const other = { ...video, path: '/staged/a/other.mp4', contentId: 'media-other' };
+    assert.notEqual(soundKey(changed(1, { source: other })), key);
+    const measured = { integratedLufs: -20, truePeakDbtp: -3, rangeLu: 5, thresholdLufs: -30, offsetLu: 0 };
+    assert.equal(soundKey({ ...p, measuredLoudness: measured }), key);
   });
 
   it('shares the cores between the encoders that run at once, without changing a key', () => {

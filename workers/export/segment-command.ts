@@ -13,6 +13,7 @@
 // progress per frame matches the whole render's. Text is drawn by text-graph.ts with its own times: the
 // segment's frames are first stamped with their times on the whole timeline (and its time base), so every
 // `enable`/`alpha` expression sees the `t` it sees in the whole render.
+import { createHash } from 'node:crypto';
 import { NO_USER_METADATA, RENDER_GLOBALS } from './command.ts';
 import { concatQuote } from './fast-path.ts';
 import { ffmpegSeconds, inputArgs, ownInput } from './input-args.ts';
@@ -21,8 +22,10 @@ import { clipChain, clipFrames } from './picture-graph.ts';
 import type { ExportPlan, ExportSource, PictureClip } from './plan.ts';
 import { segmentCodecArgs } from './segment-codec.ts';
 import {
+  canonicalJson,
   joinedPixelFormat,
   planSegments,
+  RENDERER_VERSION,
   textTimeBase,
   type PictureSegment,
   type SegmentKeyOptions,
@@ -180,6 +183,26 @@ export function joinCommand(plan: ExportPlan, files: { listPath: string; soundPa
     ...NO_USER_METADATA,
     ...['-movflags', '+faststart', '-f', 'mp4', `file:${plan.output.path}`],
   ];
+}
+
+/**
+ * The cache key of an export's sound, kept beside its segments: sha256 (hex) of the sound-only command with
+ * every source named by its content (`contentId`, else its path) instead of where it lies, and the loudness
+ * measurement left out (the command measures it from the same inputs and graph). The command holds every
+ * field that decides the sound — the clips' sources, trims, speeds, volumes and fades, the transitions'
+ * cross-fades, the tracks, the picture's length, the loudness target, the encoder — and none that decides only
+ * the picture (text, motion, size, fit), so an export after a change to the picture alone reuses the sound.
+ */
+export function soundKey(plan: ExportPlan, options: SegmentKeyOptions = {}): string {
+  const sources = [...plan.picture.map((clip) => clip.source), ...plan.sounds.map((clip) => clip.source)];
+  const names = new Map(sources.map((source) => [`file:${source.path}`, source.contentId ?? source.path]));
+  const { measuredLoudness: _measured, ...unmeasured } = plan;
+  const args = soundOnlyCommand(unmeasured, 'sound').map((arg) => {
+    const content = names.get(arg);
+    return content === undefined ? arg : { content };
+  });
+  const input = { renderer: RENDERER_VERSION, tool: options.toolVersion ?? null, sound: args };
+  return createHash('sha256').update(canonicalJson(input)).digest('hex');
 }
 
 /** Where a segmented export's working files go (the caller's: a cache folder, the export's own folder). */

@@ -15,7 +15,7 @@ import { measureCommand, measuredLoudness, needsMeasuring } from './measure-comm
 import { halvesCommands, rendersInHalves, soundOnlyCommand } from './parallel-render.ts';
 import { pictureTimeline } from './plan.ts';
 import { canSegment, planSegments } from './segments.ts';
-import { encoderThreads, segmentedCommands } from './segment-command.ts';
+import { encoderThreads, segmentedCommands, soundKey } from './segment-command.ts';
 import { runFfmpeg, type RunResult } from '../ffmpeg/runner.ts';
 
 // The task and its port's messages are the pool's contract (work-order.ts).
@@ -79,11 +79,14 @@ async function commandsFor(plan: ExportPlan): Promise<Group[]> {
   if (plan.segmented && canSegment(plan)) {
     const { dir, reused, parallel, encodeOnly } = plan.segmented;
     const listPath = `${path}.segments.ffconcat`;
-    const soundPath = `${path}.sound.mp4`;
     const kept = new Set(reused);
+    // The sound is kept beside the segments, under its own key: a change to the picture alone reuses it.
+    const sounding = soundKey(plan);
+    const soundPath = join(dir, `${sounding}.mp4`);
+    const mixes = !encodeOnly && !kept.has(sounding);
     const missing = new Set(planSegments(plan).flatMap(({ key }) => (kept.has(key) ? [] : [key]))).size;
     // The children that run at once: the encodes, and the sound beside them.
-    const atOnce = Math.min(parallel, missing + (encodeOnly ? 0 : 1));
+    const atOnce = Math.min(parallel, missing + (mixes ? 1 : 0));
     const files = {
       segmentPath: (segment: { key: string }) => join(dir, `${segment.key}.mp4`),
       listPath,
@@ -105,7 +108,8 @@ async function commandsFor(plan: ExportPlan): Promise<Group[]> {
       const measured = needsMeasuring(plan) ? await measuring(plan, run) : plan;
       return isPlan(measured) ? run(soundOnlyCommand(measured, soundPath)) : measured;
     };
-    return [{ commands: [sound, ...pictures], parallel }, { commands: [segmented.join] }];
+    const first = mixes ? [sound, ...pictures] : pictures;
+    return [{ commands: first, parallel }, { commands: [segmented.join] }];
   }
   if (rendersInHalves(plan)) {
     const { halves, mux } = halvesCommands(plan, {

@@ -35,8 +35,9 @@ import {
 // The encoding side of segments across a cluster (docs/operator.md, The segment cache): every node pulls
 // segment items from one durable consumer, but only while one of its export workers is free, and each item
 // then takes a turn of the node's fair queue under its user like any export (EXPORT_PER_USER holds: an item
-// whose user has their share of this node's workers goes back to the queue for another node). An item is one pool task that encodes one segment (`encodeOnly`), from sources
-// this node copies out of the shared media store, kept in the segment cache, then acknowledged.
+// whose user has their share of this node's workers goes back to the queue for another node). An item is one
+// pool task that encodes one segment (`encodeOnly`), from sources this node copies out of the shared media
+// store, kept in the segment cache, then acknowledged.
 //
 // If this node dies between two steps: before the ack, the item is redelivered after the ack wait (heartbeats
 // keep it while the node lives), and the next node encodes it again, or finds it in the cache and only says so;

@@ -697,29 +697,11 @@ async function main() {
         `(${(await probe(join(dir, portrait[0]!))).text}), voice (${(await probe(join(dir, 'voice.wav'))).text}), ` +
         `music (${(await probe(join(dir, 'music.mp3'))).text})`,
     );
-    service = await startService({
-      MONGO_URL: mongo.uri,
-      MONGO_DB: 'bench_export',
-      FFMPEG_PATH: ffmpeg,
-      AUDIT_SINK: 'file',
-      RATE_LIMIT_PER_MINUTE: '1000000000',
-      EXPORT_RATE_PER_MINUTE: '100000',
-      EXPORT_CONCURRENCY: '2',
-      EXPORT_WORK_DIR: workDir,
-      LOG_LEVEL: 'warn',
-      // The whole-timeline render: its rounds rename the project, which a segment cache would answer.
-      EXPORT_SEGMENTS: 'false',
-    });
-    const running = service;
-    const user = await editorUser(running, { credits: 1_000_000 });
-    const api = editorClient(() => running, user.token);
-    if (ONLY === undefined) await classicScenarios(api, running, dir, landscape, portrait, loads);
-    if (ONLY === undefined || ONLY === 'effects') await effectsScenario(api, running, dir, landscape, loads);
-    if (ONLY === undefined || ONLY === 'segments') {
-      await service.stop();
-      service = await startService({
+    /** The service under test, rendering whole or in segments. */
+    const serve = (db: string, segments: boolean) =>
+      startService({
         MONGO_URL: mongo.uri,
-        MONGO_DB: 'bench_export_segments',
+        MONGO_DB: db,
         FFMPEG_PATH: ffmpeg,
         AUDIT_SINK: 'file',
         RATE_LIMIT_PER_MINUTE: '1000000000',
@@ -727,8 +709,18 @@ async function main() {
         EXPORT_CONCURRENCY: '2',
         EXPORT_WORK_DIR: workDir,
         LOG_LEVEL: 'warn',
-        EXPORT_SEGMENTS: 'true',
+        EXPORT_SEGMENTS: String(segments),
       });
+    // The whole-timeline render: its rounds rename the project, which a segment cache would answer.
+    service = await serve('bench_export', false);
+    const running = service;
+    const user = await editorUser(running, { credits: 1_000_000 });
+    const api = editorClient(() => running, user.token);
+    if (ONLY === undefined) await classicScenarios(api, running, dir, landscape, portrait, loads);
+    if (ONLY === undefined || ONLY === 'effects') await effectsScenario(api, running, dir, landscape, loads);
+    if (ONLY === undefined || ONLY === 'segments') {
+      await service.stop();
+      service = await serve('bench_export_segments', true);
       const segmenting = service;
       const owner = await editorUser(segmenting, { credits: 1_000_000 });
       await segmentsScenario(
@@ -1109,6 +1101,8 @@ async function segmentsScenario(
 interface ClusterExport {
   ms: number;
   cpuMs: number;
+  /** The CPU split by kind of process: service nodes with their children, nats-server, the database (ms). */
+  cpuBy: { nodes: number; nats: number; mongo: number };
   outputSec: number;
   encodedBy: number[];
 }
@@ -1135,8 +1129,10 @@ async function clusterScenario(dir: string, landscape: string[], loads: string[]
       const runs: ClusterExport[] = [];
       for (let round = 0; round <= ROUNDS; round++) {
         const projectId = await timelineProject(api, dir, `cluster bench ${nodes} ${round}`, landscape);
-        const pids = Object.values(cluster.pids());
-        const cpu = () => pids.reduce((sum, pid) => sum + cpuMsOf(pid, true), 0);
+        const pids = Object.entries(cluster.pids());
+        const cpuOf = (prefix: string) =>
+          pids.reduce((sum, [name, pid]) => (name.startsWith(prefix) ? sum + cpuMsOf(pid, true) : sum), 0);
+        const cpu = () => ({ nodes: cpuOf('node'), nats: cpuOf('nats'), mongo: cpuOf('mongo') });
         const counts = () =>
           Promise.all(
             cluster.nodes.map((node) => segmentCounts({ ...node, adminToken: cluster.adminToken })),
@@ -1146,11 +1142,17 @@ async function clusterScenario(dir: string, landscape: string[], loads: string[]
         const answer = await api.exportVideo(projectId);
         const ms = performance.now() - started;
         if (answer.status !== 200) throw new Error(`export: ${answer.status} ${JSON.stringify(answer.body)}`);
-        const cpuMs = cpu() - cpuBefore;
+        const cpuAfter = cpu();
+        const cpuBy = {
+          nodes: cpuAfter.nodes - cpuBefore.nodes,
+          nats: cpuAfter.nats - cpuBefore.nats,
+          mongo: cpuAfter.mongo - cpuBefore.mongo,
+        };
+        const cpuMs = cpuBy.nodes + cpuBy.nats + cpuBy.mongo;
         const after = await counts();
         await picturesMade(api, projectId, answer.body.asset_id);
         const encodedBy = after.map((count, i) => count.encoded - before[i]!.encoded);
-        const run = { ms, cpuMs, outputSec: answer.body.duration_sec, encodedBy };
+        const run = { ms, cpuMs, cpuBy, outputSec: answer.body.duration_sec, encodedBy };
         if (round === 0)
           console.log(
             `  warm-up (untimed): ${nodes} node(s) ${s(ms)} s, segments encoded per node ${encodedBy.join('/')}`,
@@ -1184,6 +1186,14 @@ async function clusterScenario(dir: string, landscape: string[], loads: string[]
       `${s(median(one.runs.map((r) => r.ms)))} s [${list(one.runs.map((r) => r.ms))}], 3 nodes median ` +
       `${s(median(three.runs.map((r) => r.ms)))} s [${list(three.runs.map((r) => r.ms))}]; segments encoded ` +
       `per node (node-1/2/3) per round: ${shares(three.runs)}`,
+  );
+  const split = (runs: ClusterExport[]) =>
+    (['nodes', 'nats', 'mongo'] as const)
+      .map((kind) => `${kind} ${s(median(runs.map((r) => r.cpuBy[kind])))} s`)
+      .join(', ');
+  console.log(
+    `     CPU by process (medians, not judged): 1 node: ${split(one.runs)}; 3 nodes: ${split(three.runs)} ` +
+      `(nodes with their ffmpeg children)`,
   );
 }
 

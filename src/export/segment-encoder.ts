@@ -2,6 +2,7 @@ import { createWriteStream } from 'node:fs';
 import { mkdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JsMsg } from '@nats-io/jetstream';
@@ -285,18 +286,21 @@ export async function startSegmentEncoder(deps: SegmentEncoderDeps): Promise<Seg
     return path;
   }
 
-  const loop = (async () => {
+  /** A wait that ends early when the node closes. */
+  const pause = (ms: number) => delay(ms, undefined, { signal: closing.signal }).catch(() => undefined);
+  void (async () => {
     while (!closing.signal.aborted) {
       if (!free()) {
-        await new Promise((resolve) => setTimeout(resolve, FREE_POLL_MS));
+        await pause(FREE_POLL_MS);
         continue;
       }
       let msg: JsMsg | null;
       try {
         msg = await consumer.next({ expires: PULL_EXPIRES_MS });
       } catch (error) {
+        if (closing.signal.aborted) break;
         logger.warn({ err: error }, 'segment items not pulled; trying again');
-        await new Promise((resolve) => setTimeout(resolve, PULL_EXPIRES_MS));
+        await pause(PULL_EXPIRES_MS);
         continue;
       }
       if (!msg) continue;
@@ -317,8 +321,9 @@ export async function startSegmentEncoder(deps: SegmentEncoderDeps): Promise<Seg
   };
 
   async function closeOnce(graceMs: number): Promise<void> {
+    // The pull under way is not waited for (it may take PULL_EXPIRES_MS, which would hold up the node's drain):
+    // an item it still brings is handed back at once.
     closing.abort();
-    await loop;
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       Promise.allSettled([...tasks]),

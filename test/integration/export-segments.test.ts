@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { exportCommand, exportFiles } from '../../workers/export/command.ts';
-import { segmentedCommands } from '../../workers/export/segment-command.ts';
+import { segmentGraph, segmentedCommands } from '../../workers/export/segment-command.ts';
 import { canSegment, planSegments } from '../../workers/export/segments.ts';
 import type { ExportPlan, ExportSource, PictureClip } from '../../workers/export/work-order.ts';
 import { runFfmpeg } from '../../workers/ffmpeg/runner.ts';
@@ -366,6 +366,27 @@ describe('export in segments (real ffmpeg, decoded output)', () => {
       return { ...plan, picture, texts: [] };
     };
     const { whole, segmented } = await renderBoth('wipe-after-cuts', lossless, wipeAfterCuts);
+    const psnr = await framePsnr(segmented.output.path, whole.output.path);
+    const differing = psnr.flatMap((value, i) => (value === Infinity ? [] : [`${i}: ${value} dB`]));
+    assert.deepEqual(differing, [], 'frames that differ');
+  });
+
+  it('makes exactly the whole render’s frames when videos go out under transitions (their start dropped before scaling)', async () => {
+    const videosOut = (path: string): ExportPlan => ({
+      ...timeline(path),
+      picture: [
+        clip(moving, 2, { speed: 1.5, trimStartSec: 0.5 }),
+        clip(moving, 2, { trimStartSec: 1, transitionIn: { type: 'fade', durationSec: 0.5 } }),
+        clip(moving, 2, { speed: 0.5, transitionIn: { type: 'wipeleft', durationSec: 0.4 } }),
+        clip(card, 1.5, { transitionIn: { type: 'slideleft', durationSec: 0.5 } }),
+      ],
+      texts: [],
+    });
+    const plan = videosOut('/unused.mp4');
+    const tails = planSegments(plan).filter((segment) => segment.kind === 'transition');
+    // Each outgoing video's tail starts late enough in its clip for the chain to drop its earlier frames.
+    for (const tail of tails) assert.match(segmentGraph(plan, tail, '/unused.mp4'), /trim=start=[0-9.]+,/);
+    const { whole, segmented } = await renderBoth('videos-out', lossless, videosOut);
     const psnr = await framePsnr(segmented.output.path, whole.output.path);
     const differing = psnr.flatMap((value, i) => (value === Infinity ? [] : [`${i}: ${value} dB`]));
     assert.deepEqual(differing, [], 'frames that differ');

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { pictureDurationSec } from '../../workers/export/picture-graph.ts';
+import { droppableSec, pictureDurationSec } from '../../workers/export/picture-graph.ts';
 import {
   encoderThreads,
   joinCommand,
@@ -430,6 +430,25 @@ describe('export segments', () => {
     assert.notEqual(soundKey(changed(1, { source: other })), key);
     const measured = { integratedLufs: -20, truePeakDbtp: -3, rangeLu: 5, thresholdLufs: -30, offsetLu: 0 };
     assert.equal(soundKey({ ...p, measuredLoudness: measured }), key);
+  });
+
+  it('drops a video’s frames well before a part before scaling them, never a still’s', () => {
+    assert.equal(droppableSec(clip(image, 2), 60, 30), 0);
+    assert.equal(droppableSec(clip(video, 2), 0, 30), 0);
+    // Two output frames and three source frames (25 fps at speed 2: 0.06 s) before frame 60.
+    assert.equal(droppableSec(clip(video, 2, { speed: 2 }), 60, 30), Number((58 / 30 - 0.06).toFixed(6)));
+    // Too close to the start to drop anything.
+    assert.equal(droppableSec(clip(video, 2), 3, 30), 0);
+    const p = plan(fourClips());
+    const segments = planSegments(p);
+    assert.doesNotMatch(segmentGraph(p, segments[0]!, '/c/a.mp4'), /trim=start=/);
+    // The sped-up video's body, after the cross-fade that brings it in: its first frames dropped, `fps`
+    // padding the start back so that frame numbers hold.
+    const body = segments.find((one) => one.kind === 'body' && one.parts[0]!.clip === 1)!;
+    assert.match(
+      segmentGraph(p, body, '/c/b.mp4'),
+      /setpts=\(PTS-STARTPTS\)\/2,trim=start=[0-9.]+,.*fps=30:start_time=0/,
+    );
   });
 
   it('shares the cores between the encoders that run at once, without changing a key', () => {

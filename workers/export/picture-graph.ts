@@ -54,14 +54,36 @@ const moves = (clip: PictureClip): boolean =>
   clip.source.kind === 'image' && clip.motion !== undefined && clip.motion !== 'none';
 
 /**
+ * Timeline seconds of a video clip's start that a chain kept from output frame `keepFrom` on can drop before
+ * scaling (0: none): all but two output frames and three source frames (at the clip's speed) before it, so
+ * `fps` still sees every source frame it could pick for a kept frame.
+ */
+export function droppableSec(clip: PictureClip, keepFrom: number, fps: number): number {
+  const sourceFps = clip.source.kind === 'video' ? clip.source.video?.fps : undefined;
+  if (!sourceFps || !(sourceFps > 0) || keepFrom <= 0) return 0;
+  const seconds = (keepFrom - 2) / fps - 3 / (sourceFps * speedOf(clip));
+  return seconds > 0 ? Number(seconds.toFixed(6)) : 0;
+}
+
+/**
  * The chain of one picture clip, `count` frames long (`first`: the timeline's first clip, which fades in from
  * black when it has a transition). Exported for segments (segment-command.ts), which cut their frames out of
- * this same chain.
+ * this same chain; one that keeps frames from `keepFrom` on only (a transition's outgoing tail) has a video's
+ * earlier frames dropped before they are scaled (`droppableSec`), and `fps` pads the clip's start with copies of
+ * the first frame left (`start_time=0`): every frame keeps its number, and every kept frame is the one the
+ * whole chain makes.
  */
-export function clipChain(plan: ExportPlan, clip: PictureClip, count: number, first: boolean): string[] {
+export function clipChain(
+  plan: ExportPlan,
+  clip: PictureClip,
+  count: number,
+  first: boolean,
+  keepFrom = 0,
+): string[] {
   const { width, height, fps, fit } = plan.output;
   const quality = plan.output.quality ?? 'final';
   const speed = speedOf(clip);
+  const dropped = droppableSec(clip, keepFrom, fps);
   // A moving still is placed larger (motion.ts) and brought back to the output's size by its motion.
   const placed = moves(clip) ? motionSize(plan.output, quality) : { width, height };
   const fade = first ? firstClipFade(clip, fps) : undefined;
@@ -72,10 +94,11 @@ export function clipChain(plan: ExportPlan, clip: PictureClip, count: number, fi
     // Start at 0 so that `fps` lays its grid from the clip's first frame; at speed s, s source seconds pass
     // in each second of the timeline.
     speed === 1 ? 'setpts=PTS-STARTPTS' : `setpts=(PTS-STARTPTS)/${num(speed)}`,
+    ...(dropped > 0 ? [`trim=start=${num(dropped)}`] : []),
     placementFilters(fit, placed.width, placed.height, quality),
     // Sources with odd sample aspect ratios would otherwise carry it into concat, which refuses mixed SARs.
     'setsar=1',
-    `fps=${fps}`,
+    dropped > 0 ? `fps=${fps}:start_time=0` : `fps=${fps}`,
     // Converted before `tpad`, so a repeated still is converted once too.
     'format=yuv420p',
     `tpad=stop_mode=clone:stop=${count}`,

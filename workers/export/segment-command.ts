@@ -94,7 +94,7 @@ export function segmentGraph(plan: ExportPlan, segment: PictureSegment, path: st
   const chains = segment.parts.map((part, k) => {
     const clip = plan.picture[part.clip]!;
     const chain = [
-      ...clipChain(plan, clip, frames[part.clip]!, part.clip === 0),
+      ...clipChain(plan, clip, frames[part.clip]!, part.clip === 0, part.fromFrame),
       `trim=start_frame=${part.fromFrame}:end_frame=${part.toFrame}`,
       'setpts=PTS-STARTPTS',
     ];

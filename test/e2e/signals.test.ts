@@ -14,7 +14,7 @@ import { sleep, until } from '../helpers/wait.ts';
 const linuxOnly = { skip: process.platform !== 'linux' };
 
 /** `npm start` in embedded mode, in a process group of its own, with an editor user and a storyboarded project. */
-async function npmStart(sceneMs: number) {
+async function npmStart(sceneMs: number, scenes = 2) {
   const npm = watchProcess(
     'npm',
     ['start', '--silent'],
@@ -34,7 +34,9 @@ async function npmStart(sceneMs: number) {
   const { token } = await editorUser({ url, adminToken });
   const editor = editorClient(() => ({ url }), token);
   const project = await editor.createProject({ name: 'signals' });
-  const storyboard = await editor.instruct(project.id, { instruction: 'a 2-scene video about a lighthouse' });
+  const storyboard = await editor.instruct(project.id, {
+    instruction: `a ${scenes}-scene video about a lighthouse`,
+  });
   assert.equal(storyboard.status, 200, JSON.stringify(storyboard.body));
   return { npm, npmPid, node, database, url, editor, projectId: project.id };
 }
@@ -78,6 +80,9 @@ async function assertAllGone(pids: number[]): Promise<void> {
     10_000,
   );
 }
+
+/** Scenes of the export that the signals interrupt. */
+const SCENES = 6;
 
 /** Sends `signal` twice, `gapMs` apart, to `target`: npm's pid, or the negated group id. */
 async function signalTwice(target: number, signal: NodeJS.Signals, gapMs: number): Promise<void> {
@@ -135,10 +140,12 @@ describe('stop signals to `npm start` (docs/operator.md)', linuxOnly, () => {
     drainsThroughDoubleSigterm((npmPid) => -npmPid));
 
   it('SIGTERM to the whole group, twice, during an export: its ffmpeg survives, the export answers 200, exit 0', async () => {
-    const started = await npmStart(200);
+    const started = await npmStart(200, SCENES);
     const { npm, npmPid, node, database, editor, projectId } = started;
     try {
-      for (let scene = 0; scene < 2; scene++) {
+      // Enough scenes for the export to outlast both signals: rendered in segments side by side, two short
+      // scenes were done within the 200 ms between them.
+      for (let scene = 0; scene < SCENES; scene++) {
         const answer = await editor.instruct(projectId, { instruction: 'continue' });
         assert.equal(answer.status, 200, JSON.stringify(answer.body));
       }
@@ -154,7 +161,7 @@ describe('stop signals to `npm start` (docs/operator.md)', linuxOnly, () => {
       assert.ok(!(answer instanceof Error), `the export was answered: ${String(answer)}`);
       assert.equal(answer.status, 200, JSON.stringify(answer.body));
       assert.match(answer.body.asset_id, /^va_/);
-      assert.equal(answer.body.video_clip_count, 2);
+      assert.equal(answer.body.video_clip_count, SCENES);
       const exit = await npm.exited;
       assert.deepEqual(exit, { code: 0, signal: null }, npm.lines.join('\n'));
       assert.ok(npm.lines.some((line) => /SIGTERM again while draining: ignored/.test(line)));

@@ -70,7 +70,7 @@ import { editorClient, editorUser, type ExportAnswer } from '../helpers/editor.t
 import { startLocalCluster } from '../helpers/local-cluster.ts';
 import { startMongo } from '../helpers/mongo.ts';
 import { startService, type ApiAnswer, type RunningService } from '../helpers/service.ts';
-import { sampleValue } from '../helpers/prometheus.ts';
+import { sampleValue, segmentCounters } from '../helpers/prometheus.ts';
 import { load1, percentile, verdict } from '../helpers/bench.ts';
 
 const run = promisify(execFile);
@@ -992,25 +992,10 @@ async function effectsScenario(
 }
 
 /** Downloads an export's file (its `video_url`) to `path` and describes it. */
-/** The service's segment counters (mf_export_segments_total) from its /metrics. */
-async function segmentCounts(
-  service: Pick<RunningService, 'url' | 'adminToken'>,
-): Promise<{ encoded: number; reused: number; soundsReused: number }> {
-  const answer = await fetch(`${service.url}/metrics`, {
-    headers: { authorization: `Bearer ${service.adminToken}` },
-  });
-  const text = await answer.text();
-  const count = (result: string) => sampleValue(text, `mf_export_segments_total{result="${result}"}`) ?? 0;
-  return {
-    encoded: count('encoded'),
-    reused: count('reused'),
-    soundsReused: sampleValue(text, 'mf_export_sounds_total{result="reused"}') ?? 0,
-  };
-}
 
-/** Scenario 6: segments, cold against the literal command, and again after one clip changed. */
 const cpuMedian = (runs: { cpuMs: number }[]) => median(runs.map((r) => r.cpuMs));
 
+/** Scenario 6: segments, cold against the literal command, and again after one clip changed. */
 async function segmentsScenario(
   api: Api,
   running: RunningService,
@@ -1027,9 +1012,9 @@ async function segmentsScenario(
   const again = async (projectId: string, change: () => Promise<ApiAnswer<unknown>>): Promise<Changed> => {
     const changed = await change();
     if (changed.status !== 200) throw new Error(`change: ${changed.status} ${JSON.stringify(changed.body)}`);
-    const before = await segmentCounts(running);
+    const before = await segmentCounters(running);
     const run = await exportOnce(api, running, projectId);
-    const after = await segmentCounts(running);
+    const after = await segmentCounters(running);
     return {
       ...run,
       encoded: after.encoded - before.encoded,
@@ -1135,7 +1120,7 @@ async function clusterScenario(dir: string, landscape: string[], loads: string[]
         const cpu = () => ({ nodes: cpuOf('node'), nats: cpuOf('nats'), mongo: cpuOf('mongo') });
         const counts = () =>
           Promise.all(
-            cluster.nodes.map((node) => segmentCounts({ ...node, adminToken: cluster.adminToken })),
+            cluster.nodes.map((node) => segmentCounters({ ...node, adminToken: cluster.adminToken })),
           );
         const [cpuBefore, before] = [cpu(), await counts()];
         const started = performance.now();

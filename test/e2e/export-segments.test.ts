@@ -17,6 +17,7 @@ import { MongoClient } from 'mongodb';
 import { editorClient, editorUser, makeMedia, withServiceLogs, type Asset } from '../helpers/editor.ts';
 import { ffmpeg, framePsnr, frameTimes, probeFile, soundSpans } from '../helpers/media-analysis.ts';
 import { startMongo, type TestMongo } from '../helpers/mongo.ts';
+import { segmentCounters } from '../helpers/prometheus.ts';
 import { startService, type RunningService } from '../helpers/service.ts';
 
 const run = promisify(execFile);
@@ -122,32 +123,6 @@ describe('segmented exports (service, real ffmpeg)', () => {
     return { path, durationSec: answer.body.duration_sec as number };
   }
 
-  /** The service's segment counters. */
-  async function segmentCounts(service: RunningService) {
-    const response = await fetch(`${service.url}/metrics`, {
-      headers: { authorization: `Bearer ${service.adminToken}` },
-    });
-    const text = await response.text();
-    const sample = (result: string) => {
-      const line = text
-        .split('\n')
-        .find((one) => one.startsWith(`mf_export_segments_total{result="${result}"} `));
-      return line ? Number(line.split(' ')[1]) : 0;
-    };
-    const sound = (result: string) => {
-      const line = text
-        .split('\n')
-        .find((one) => one.startsWith(`mf_export_sounds_total{result="${result}"} `));
-      return line ? Number(line.split(' ')[1]) : 0;
-    };
-    return {
-      encoded: sample('encoded'),
-      reused: sample('reused'),
-      soundsMixed: sound('mixed'),
-      soundsReused: sound('reused'),
-    };
-  }
-
   /** Frame count, duration and per-frame PSNR of `path` against `reference`, and the music's onset in both. */
   async function assertSamePicture(path: string, reference: string, what: string) {
     const [frames, referenceFrames] = [await frameTimes(path), await frameTimes(reference)];
@@ -192,13 +167,13 @@ describe('segmented exports (service, real ffmpeg)', () => {
     logged(async () => {
       state = await timeline(segmented);
       const reference = await timeline(whole);
-      const before = await segmentCounts(segmented);
+      const before = await segmentCounters(segmented);
       const made = await exported(state.editor, state.projectId, 'segmented');
-      const counts = await segmentCounts(segmented);
+      const counts = await segmentCounters(segmented);
       assert.ok(counts.encoded - before.encoded >= 5, `segments encoded: ${JSON.stringify(counts)}`);
       assert.equal(counts.reused - before.reused, 0, 'nothing cached yet');
       assert.deepEqual(
-        await segmentCounts(whole),
+        await segmentCounters(whole),
         { encoded: 0, reused: 0, soundsMixed: 0, soundsReused: 0 },
         'the whole render encodes none',
       );
@@ -219,9 +194,9 @@ describe('segmented exports (service, real ffmpeg)', () => {
         const trimmed = await editor.patchClip(projectId, clipId, { duration_sec: 1.2 });
         assert.equal(trimmed.status, 200, JSON.stringify(trimmed.body));
       }
-      const before = await segmentCounts(segmented);
+      const before = await segmentCounters(segmented);
       const made = await exported(state.editor, state.projectId, 'segmented-trimmed');
-      const after = await segmentCounts(segmented);
+      const after = await segmentCounters(segmented);
       const encoded = after.encoded - before.encoded;
       const reused = after.reused - before.reused;
       // The last clip's wipe and body (its length counts in both): nothing before them moved.
@@ -248,9 +223,9 @@ describe('segmented exports (service, real ffmpeg)', () => {
         duration_sec: 1.2,
       });
       assert.equal(trimmed.status, 200, JSON.stringify(trimmed.body));
-      const before = await segmentCounts(segmented);
+      const before = await segmentCounters(segmented);
       const made = await exported(state.editor, state.projectId, 'segmented-retitled');
-      const after = await segmentCounts(segmented);
+      const after = await segmentCounters(segmented);
       const encoded = after.encoded - before.encoded;
       assert.ok(encoded >= 1 && encoded <= 3, `segments under the title encoded again: ${encoded}`);
       assert.ok(after.reused - before.reused >= 2, 'the other segments reused');

@@ -42,3 +42,26 @@ export function sampleValue(text: string, series: string): number | undefined {
   const line = text.split('\n').find((l) => l.startsWith(`${series} `));
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
+
+/**
+ * A service's counters of segmented exports from its /metrics (docs/operator.md, The segment cache): picture
+ * segments encoded and reused, sounds mixed and reused.
+ */
+export async function segmentCounters(service: { url: string; adminToken: string }): Promise<{
+  encoded: number;
+  reused: number;
+  soundsMixed: number;
+  soundsReused: number;
+}> {
+  const answer = await fetch(`${service.url}/metrics`, {
+    headers: { authorization: `Bearer ${service.adminToken}` },
+  });
+  const text = await answer.text();
+  const count = (series: string, result: string) => sampleValue(text, `${series}{result="${result}"}`) ?? 0;
+  return {
+    encoded: count('mf_export_segments_total', 'encoded'),
+    reused: count('mf_export_segments_total', 'reused'),
+    soundsMixed: count('mf_export_sounds_total', 'mixed'),
+    soundsReused: count('mf_export_sounds_total', 'reused'),
+  };
+}

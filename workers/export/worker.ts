@@ -76,8 +76,8 @@ async function commandsFor(plan: ExportPlan): Promise<Group[]> {
     await writeFile(files.concatListPath, concatList, { flag: 'wx' });
     return steps.map((args) => ({ commands: [args] }));
   }
-  if (plan.segmented && canSegment(plan)) {
-    const { dir, reused, parallel, encodeOnly } = plan.segmented;
+  if (rendersInSegments(plan)) {
+    const { dir, reused, parallel, encodeOnly } = plan.segmented!;
     const listPath = `${path}.segments.ffconcat`;
     const kept = new Set(reused);
     // The sound is kept beside the segments, under its own key: a change to the picture alone reuses it.

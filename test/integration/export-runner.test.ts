@@ -13,6 +13,7 @@ import { createExportPool, exportWorkerUrl } from '../../src/export/pool.ts';
 import { resolveFfmpeg } from '../../src/platform/media/ffmpeg-path.ts';
 import { outputSize } from '../../workers/export/output-size.ts';
 import { runFfmpeg } from '../../workers/ffmpeg/runner.ts';
+import { spawnsUnderGroupSignals } from '../helpers/spawns-under-group-signals.ts';
 import { type ExportPlan, type ExportSource } from '../../workers/export/work-order.ts';
 
 const { ffmpeg } = resolveFfmpeg({
@@ -186,6 +187,15 @@ describe('runFfmpeg', () => {
     });
     assert.equal(!result.ok && result.reason, 'aborted');
     assert.equal(spawned, false);
+  });
+});
+
+describe('runFfmpeg under stop signals to its process group', () => {
+  it('starts again every ffmpeg that a signal killed before it ran, so no run fails', async () => {
+    const report = await spawnsUnderGroupSignals('ffmpeg', 100);
+    assert.ok(report.killedUnborn > 0, 'the same signals killed plain tied spawns beside the runs unborn');
+    assert.equal(report.runs, 100);
+    assert.deepEqual(report.failed, []);
   });
 });
 

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { until } from '../helpers/wait.ts';
 import { readFileSync } from 'node:fs';
 import { niceAutogroup, tiedToThisThread } from '../../src/platform/core/tied-child.ts';
+import { spawnsUnderGroupSignals } from '../helpers/spawns-under-group-signals.ts';
 
 const TIED_CHILD = fileURLToPath(new URL('../../src/platform/core/tied-child.ts', import.meta.url));
 
@@ -130,6 +131,13 @@ describe(
           if (alive(pid)) process.kill(pid, 'SIGKILL');
         }
       }
+    });
+
+    it('a group signal that lands while a tied child starts kills it before it runs, and diedUnborn names exactly those', async () => {
+      const report = await spawnsUnderGroupSignals('tied', 300);
+      assert.ok(report.killed > 0, `signals every few ms killed some of ${report.spawns} children unborn`);
+      assert.equal(report.unborn, report.killed, 'every child named unborn died of the signal, and no other');
+      assert.equal(report.killedUnborn, report.killed);
     });
 
     it('a tied child in a session of its own yields the CPU: its autogroup gets its niceness', (t) => {

@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { setPriority } from 'node:os';
-import { niceAutogroup, tiedToThisThread } from '../../src/platform/core/index.ts';
+import { diedUnborn, niceAutogroup, tiedToThisThread, UNBORN_RESTARTS } from '../../src/platform/core/index.ts';
 import { ProgressParser } from './progress.ts';
 
 /**
@@ -79,12 +79,25 @@ function findNice(): string | null {
  * already started, while under `nice` every thread inherits it from the first instruction. Without `nice`,
  * `setPriority` right after the spawn is the fallback.
  */
-export function runFfmpeg(options: RunFfmpegOptions): Promise<RunResult> {
+export async function runFfmpeg(options: RunFfmpegOptions): Promise<RunResult> {
+  const deadline = Date.now() + options.timeoutMs;
+  for (let restarts = 0; ; restarts++) {
+    const timeoutMs = Math.max(1, deadline - Date.now());
+    const { result, unborn } = await runOnce({ ...options, timeoutMs });
+    // A stop signal meant for the service killed the child before it ran ffmpeg (tied-child.ts): the run
+    // never happened, so it starts again, as the drain that signal began expects it to finish.
+    if (!unborn || restarts === UNBORN_RESTARTS) return result;
+  }
+}
+
+/** One ffmpeg child; `unborn` when a signal killed it before it could run ffmpeg (`diedUnborn`). */
+function runOnce(options: RunFfmpegOptions): Promise<{ result: RunResult; unborn: boolean }> {
   const { ffmpegPath, args, totalSec, timeoutMs, signal, onProgress, onSpawn, keepStderr } = options;
   const keptBytes = keepStderr ? STDERR_KEPT_BYTES : STDERR_TAIL_BYTES;
   const niceness = options.niceness ?? DEFAULT_NICENESS;
   if (signal?.aborted) {
-    return Promise.resolve({ ok: false, reason: 'aborted', code: null, signal: null, stderrTail: '' });
+    const result: RunResult = { ok: false, reason: 'aborted', code: null, signal: null, stderrTail: '' };
+    return Promise.resolve({ result, unborn: false });
   }
   const nice = niceness > 0 ? findNice() : null;
   // Tied to this thread, so in a process group of its own: a signal to the service's whole group must not end
@@ -98,6 +111,7 @@ export function runFfmpeg(options: RunFfmpegOptions): Promise<RunResult> {
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: tied.detached,
     });
+    const unborn = diedUnborn(child.pid, tied.command);
     const parser = totalSec === undefined ? undefined : new ProgressParser(totalSec);
     let fraction = 0;
     let stderr = '';
@@ -129,7 +143,7 @@ export function runFfmpeg(options: RunFfmpegOptions): Promise<RunResult> {
       clearTimeout(timer);
       clearTimeout(closeTimer);
       signal?.removeEventListener('abort', onAbort);
-      resolve(result);
+      resolve({ result, unborn: unborn && !killedFor });
     };
     const tail = () => stderr.slice(-STDERR_TAIL_BYTES);
 
@@ -145,7 +159,7 @@ export function runFfmpeg(options: RunFfmpegOptions): Promise<RunResult> {
     child.once('spawn', () => {
       spawned = true;
       const pid = child.pid;
-      if (pid === undefined) return;
+      if (pid === undefined || unborn) return; // an unborn child never ran ffmpeg: nothing to nice or report
       if (tied.detached && niceness > 0) niceAutogroup(pid, niceness);
       if (!nice && niceness > 0) {
         try {

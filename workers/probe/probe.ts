@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { open } from 'node:fs/promises';
 import { setPriority } from 'node:os';
-import { AppError, niceAutogroup, tiedToThisThread } from '../../src/platform/core/index.ts';
+import { AppError, diedUnborn, niceAutogroup, tiedToThisThread, UNBORN_RESTARTS } from '../../src/platform/core/index.ts';
 import { imageLimitBreach, MediaOverLimit, probeMaxPixels, type MediaLimits } from './media-limits.ts';
 import type { AssetKind } from '../../schemas/editor-terms.ts';
 import { checkCompleteness } from './completeness.ts';
@@ -255,7 +255,19 @@ function describeRun(run: RunResult): string {
  * Runs one child, niced, killed (SIGKILL, by its pid) when it outlives `timeoutMs` or prints more than
  * `MAX_PROBE_OUTPUT`; rejects only when it cannot start (a missing binary is a server fault, not a 415).
  */
-function runLimited(command: string, args: string[], timeoutMs: number): Promise<RunResult> {
+async function runLimited(command: string, args: string[], timeoutMs: number): Promise<RunResult> {
+  for (let restarts = 0; ; restarts++) {
+    const { run, unborn } = await runLimitedOnce(command, args, timeoutMs);
+    // A stop signal meant for the service killed the child before it ran (tied-child.ts): it starts again.
+    if (!unborn || restarts === UNBORN_RESTARTS) return run;
+  }
+}
+
+function runLimitedOnce(
+  command: string,
+  args: string[],
+  timeoutMs: number,
+): Promise<{ run: RunResult; unborn: boolean }> {
   return new Promise((resolve, reject) => {
     // Arguments go straight to execve: no shell ever sees a path.
     const tied = tiedToThisThread(command, args); // in its own process group, like every child a drain needs
@@ -263,7 +275,8 @@ function runLimited(command: string, args: string[], timeoutMs: number): Promise
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: tied.detached,
     });
-    if (child.pid !== undefined) {
+    const unborn = diedUnborn(child.pid, tied.command);
+    if (child.pid !== undefined && !unborn) {
       try {
         setPriority(child.pid, PROBE_NICENESS);
       } catch {
@@ -295,7 +308,8 @@ function runLimited(command: string, args: string[], timeoutMs: number): Promise
     });
     child.once('close', (code) => {
       clearTimeout(timer);
-      resolve({ outcome, code, stdout: Buffer.concat(stdout).toString('utf8'), stderr });
+      const run = { outcome, code, stdout: Buffer.concat(stdout).toString('utf8'), stderr };
+      resolve({ run, unborn: unborn && outcome === 'exited' });
     });
   });
 }

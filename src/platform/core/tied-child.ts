@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, writeFileSync } from 'node:fs';
-import { isAbsolute } from 'node:path';
+import { accessSync, constants, readFileSync, writeFileSync } from 'node:fs';
+import { basename, isAbsolute } from 'node:path';
 
 // Children that die with their parent, and only with it. A process killed with SIGKILL cannot stop its
 // children, and ffmpeg outlives its parent (it ignores SIGPIPE, so its progress writes just fail): an export, a
@@ -13,8 +13,17 @@ import { isAbsolute } from 'node:path';
 // the drain is waiting for (docs/operator.md, "Health and shutdown"). The service ends them itself when it
 // stops, and the kernel does when the service dies. Without setpriv the command runs as it is and stays in the
 // service's group: a group signal then reaches it, but nothing can outlive the service.
+//
+// A child leaves the service's group only once it runs (libuv calls setsid between fork and exec). A group
+// signal that lands in that moment stays pending in the child, which has every signal blocked, and kills it just
+// before the exec: the command never ran. On a busy service that happens to about one spawn in six while the
+// signal arrives (measured with a worker thread spawning as the group is signalled), so whoever spawns a tied
+// child asks `diedUnborn` and starts it again (docs/operator.md, "Health and shutdown").
 
 const SETPRIV = '/usr/bin/setpriv';
+
+/** How many times a child that a stop signal killed unborn is started again before its death is reported. */
+export const UNBORN_RESTARTS = 10;
 
 let setpriv: string | null | undefined;
 function findSetpriv(): string | null {
@@ -49,9 +58,14 @@ const onPath = new Map<string, string | null>();
 function executableFor(command: string): string | null {
   if (command.includes('/')) return isExecutableFile(command) ? command : null;
   if (!onPath.has(command)) {
-    const found = spawnSync('/bin/sh', ['-c', 'command -v -- "$1"', 'sh', command], { encoding: 'utf8' });
-    const path = found.status === 0 ? found.stdout.trim() : '';
-    onPath.set(command, isAbsolute(path) && isExecutableFile(path) ? path : null);
+    // The shell runs in the service's process group: a stop signal to that group kills it, which says nothing
+    // about the command, so it asks again (and a lookup that never got an answer is not remembered).
+    for (let attempt = 0; attempt <= UNBORN_RESTARTS && !onPath.has(command); attempt++) {
+      const found = spawnSync('/bin/sh', ['-c', 'command -v -- "$1"', 'sh', command], { encoding: 'utf8' });
+      if (found.signal !== null) continue;
+      const path = found.status === 0 ? found.stdout.trim() : '';
+      onPath.set(command, isAbsolute(path) && isExecutableFile(path) ? path : null);
+    }
   }
   return onPath.get(command) ?? null;
 }
@@ -75,6 +89,34 @@ export function tiedToThisThread(command: string, args: readonly string[]): Tied
   return wrapper && executable
     ? { command: wrapper, args: ['--pdeathsig', 'KILL', '--', executable, ...args], detached: true }
     : { command, args: [...args], detached: false };
+}
+
+/** A process's (or thread's) command name from /proc, '' when it cannot be read. */
+function commandName(path: string): string {
+  try {
+    return readFileSync(path, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
+
+/** The kernel keeps 15 bytes of a command name. */
+const COMM_BYTES = 15;
+
+/**
+ * Whether the child `spawn` has just returned died before it ran `command`. `spawn` returns once the child has
+ * exec'd or died; a child that died first is a zombie that still bears the name of the thread that forked it,
+ * while one that ran bears its program's name (setpriv, nice, then the command itself). Call it right after
+ * `spawn`, before the event loop can reap the child. False wherever /proc cannot tell.
+ */
+export function diedUnborn(pid: number | undefined, command: string): boolean {
+  if (pid === undefined || process.platform !== 'linux') return false;
+  const child = commandName(`/proc/${pid}/comm`);
+  return (
+    child !== '' &&
+    child === commandName('/proc/thread-self/comm') &&
+    child !== basename(command).slice(0, COMM_BYTES)
+  );
 }
 
 /**

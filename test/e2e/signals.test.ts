@@ -18,7 +18,11 @@ async function npmStart(sceneMs: number, scenes = 2) {
   const npm = watchProcess(
     'npm',
     ['start', '--silent'],
-    { ...serviceEnv({ SANDBOX_VIDEO_MS: String(sceneMs) }), npm_config_update_notifier: 'false' },
+    {
+      // A grace far beyond the work's length: a loaded machine slows the export, and the drain must not cut it.
+      ...serviceEnv({ SANDBOX_VIDEO_MS: String(sceneMs), SHUTDOWN_GRACE_MS: '120000' }),
+      npm_config_update_notifier: 'false',
+    },
     { detached: true },
   );
   const url = (await npm.waitForLine(/listening on (http:\/\/\S+)/, 60_000))[1]!;

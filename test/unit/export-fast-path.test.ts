@@ -7,7 +7,8 @@ import {
   fastPathCommands,
   fastPathEligible,
 } from '../../workers/export/fast-path.ts';
-import { soundGraph } from '../../workers/export/sound-graph.ts';
+import { mixdownCommand, soundFromMixdownCommand } from '../../workers/export/mixdown.ts';
+import { mixdownGraph } from '../../workers/export/sound-graph.ts';
 import {
   type ExportPlan,
   type ExportSource,
@@ -142,12 +143,10 @@ describe('export fast path', () => {
     };
     const p = { ...eligible(), sounds: [voice] };
     const files = { concatListPath: '/tmp/x/list.ffconcat', videoOnlyPath: '/tmp/x/video.mp4' };
-    const { concatList: list, steps } = fastPathCommands(p, files);
+    const { concatList: list, copy } = fastPathCommands(p, files);
     assert.equal(list, concatList(p));
-    assert.equal(steps.length, 2);
 
-    // Step 1: the list through the concat demuxer, its video copied to the working file, no progress.
-    const [copy, args] = steps as [string[], string[]];
+    // The copy: the list through the concat demuxer, its video copied to the working file, no progress.
     const [concat, ...more] = inputsOf(copy);
     assert.deepEqual(more, []);
     assert.deepEqual(
@@ -173,9 +172,10 @@ describe('export fast path', () => {
       ],
     );
 
-    // Step 2: the re-encode path's inputs and numbering (two picture clips, one sound, the clips' own sound),
-    // then the copy.
-    const all = inputsOf(args);
+    // The sound beside it: the re-encode path's inputs and numbering (two picture clips, one sound, the clips'
+    // own sound) mixed down to PCM and measured, then encoded from the PCM as every export's sound.
+    const mixdown = mixdownCommand(p, '/tmp/x/mix.wav', true);
+    const all = inputsOf(mixdown);
     assert.deepEqual(
       all.map((input) => [optionOf(input, '-f'), optionOf(input, '-i')]),
       [
@@ -184,37 +184,42 @@ describe('export fast path', () => {
         ['mp3', 'file:/staged/voice.mp3'],
         ['mov', 'file:/staged/a.mp4'],
         ['mov', 'file:/staged/b.mp4'],
-        ['mov', 'file:/tmp/x/video.mp4'],
       ],
     );
     for (const input of all) assert.equal(optionOf(input, '-protocol_whitelist'), 'file,pipe');
-    assert.equal(optionOf(args, '-filter_complex'), soundGraph(p));
-    const output = args.slice(args.lastIndexOf('-i') + 2);
-    assert.deepEqual(output.slice(0, 6), [
-      '-filter_complex',
-      soundGraph(p),
+    assert.equal(optionOf(mixdown, '-filter_complex'), mixdownGraph(p, true));
+    const outputs = mixdown.slice(mixdown.lastIndexOf('-i') + 2);
+    assert.deepEqual(outputs.slice(-8), [
+      '-f',
+      'wav',
+      'file:/tmp/x/mix.wav',
       '-map',
-      '5:v:0',
-      '-map',
-      '[aout]',
+      '[measured]',
+      '-f',
+      'null',
+      '-',
     ]);
+    assert.equal(optionOf(outputs, '-c:a'), 'pcm_f32le');
+    const sound = soundFromMixdownCommand(p, '/tmp/x/mix.wav', '/tmp/x/sound.mp4');
+    assert.deepEqual(
+      inputsOf(sound).map((input) => [optionOf(input, '-f'), optionOf(input, '-i')]),
+      [['wav', 'file:/tmp/x/mix.wav']],
+    );
     for (const [flag, value] of [
-      ['-c:v', 'copy'],
       ['-c:a', 'aac'],
       ['-ar', '48000'],
       ['-ac', '2'],
       ['-b:a', '192k'],
       ['-movflags', '+faststart'],
       ['-map_metadata', '-1'],
-      ['-map_chapters', '-1'],
       ['-t', '4'],
       ['-f', 'mp4'],
     ]) {
-      assert.equal(optionOf(output, flag!), value, flag);
+      assert.equal(optionOf(sound.slice(sound.lastIndexOf('-i') + 2), flag!), value, flag);
     }
-    assert.equal(output.at(-1), 'file:/out/export.mp4');
-    assert.equal(optionOf(args, '-progress'), 'pipe:1');
-    assert.ok(!args.includes('libx264'), 'nothing re-encodes the video');
+    assert.equal(sound.at(-1), 'file:/tmp/x/sound.mp4');
+    for (const args of [copy, mixdown, sound])
+      assert.ok(!args.includes('libx264'), 'nothing re-encodes the video');
   });
 
   it('refuses a plan that is not eligible', () => {

@@ -16,12 +16,11 @@
 // the concat input's start is that of the first file's *earliest* stream — its audio, which starts before zero
 // by the encoder's priming (1024 samples for ffmpeg's AAC, 2112 for Apple's: 21 to 48 ms) — so the copied
 // picture would come out that much later than its sound, more than a frame with a phone's files. Copied into
-// a file of its own first, the picture starts at its first frame, and the second step maps it with the sound.
-import { NO_USER_METADATA, RENDER_GLOBALS, soundAndFileArgs } from './command.ts';
-import { ffmpegSeconds, inputArgs, inputCount, ownInput } from './input-args.ts';
+// a file of its own first, the picture starts at its first frame, and the mux maps it with the sound.
+import { NO_USER_METADATA } from './command.ts';
+import { ffmpegSeconds, ownInput } from './input-args.ts';
 import { clipFrames } from './picture-graph.ts';
 import type { ExportPlan } from './plan.ts';
-import { soundGraph } from './sound-graph.ts';
 
 /** The only video codec and pixel format the export writes (command.ts: libx264, yuv420p). */
 const OUTPUT_CODEC = 'h264';
@@ -121,14 +120,14 @@ export function concatList(plan: ExportPlan): string {
 
 /** What the runner writes and runs for a fast-path export. */
 export interface FastPathCommands {
-  /** Contents of the list file, to be written at `concatListPath` before the steps run. */
+  /** Contents of the list file, to be written at `concatListPath` before the copy runs. */
   concatList: string;
   /**
-   * ffmpeg argument lists (without the binary), run in order, each only after the previous one succeeded: the
-   * copy of the picture to `videoOnlyPath`, then the export to `plan.output.path`. Only the last reports
-   * `-progress` on stdout (the copy takes a fraction of the time, and its `progress=end` would read as done).
+   * ffmpeg's arguments (without the binary) for the copy of the picture to `videoOnlyPath`. The sound is made
+   * beside it (mixdown.ts), then the two are muxed (`muxCommand`). The copy reports no progress: it takes a
+   * fraction of the time, and its `progress=end` would read as done.
    */
-  steps: string[][];
+  copy: string[];
 }
 
 /** Where the runner keeps the fast path's two working files (its own, never a user's). */
@@ -141,9 +140,8 @@ export interface FastPathFiles {
 
 /**
  * The fast path of an eligible plan (check `fastPathEligible` first; throws otherwise): the list to write at
- * `files.concatListPath`, and two ffmpeg steps — the picture copied through the concat demuxer, then that copy
- * muxed with the sound rendered as the re-encode path does it (same inputs, same `soundGraph`, same AAC
- * settings, `+faststart`).
+ * `files.concatListPath`, and the copy of the picture through the concat demuxer. Its sound is rendered as the
+ * re-encode path's is (same inputs, same sound graph, same AAC settings), apart from it.
  */
 export function fastPathCommands(plan: ExportPlan, files: FastPathFiles): FastPathCommands {
   const blockers = fastPathBlockers(plan);
@@ -171,22 +169,5 @@ export function fastPathCommands(plan: ExportPlan, files: FastPathFiles): FastPa
     'mp4',
     `file:${files.videoOnlyPath}`,
   ];
-  // The re-encode path's inputs come first, so the sound graph's numbering (plan.ts) holds; the copy is last.
-  const videoInput = inputCount(plan);
-  const mux = [
-    ...RENDER_GLOBALS,
-    ...inputArgs(plan),
-    ...ownInput('mov', files.videoOnlyPath),
-    '-filter_complex',
-    soundGraph(plan),
-    '-map',
-    `${videoInput}:v:0`,
-    '-map',
-    '[aout]',
-    ...NO_USER_METADATA,
-    '-c:v',
-    'copy',
-    ...soundAndFileArgs(plan),
-  ];
-  return { concatList: concatList(plan), steps: [copy, mux] };
+  return { concatList: concatList(plan), copy };
 }

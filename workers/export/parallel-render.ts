@@ -29,7 +29,7 @@ export interface HalvesCommands {
 export const rendersInHalves = (plan: ExportPlan): boolean => plan.output.quality === 'preview';
 
 /** The globals of a step that reports no progress (its stdout would only be read as the export's). */
-const QUIET_GLOBALS = RENDER_GLOBALS.filter(
+export const QUIET_GLOBALS = RENDER_GLOBALS.filter(
   (arg, i, all) => arg !== '-progress' && all[i - 1] !== '-progress',
 );
 
@@ -63,13 +63,17 @@ export function halvesCommands(plan: ExportPlan, files: HalfFiles): HalvesComman
     ...['-t', seconds, '-f', 'mp4', `file:${files.picturePath}`],
   ];
   const sound = soundOnlyCommand(plan, files.soundPath);
-  const mux = [
+  return { halves: [picture, sound], mux: muxCommand(files.picturePath, files.soundPath, plan.output.path) };
+}
+
+/** A picture-only mp4 and a sound-only mp4 into one at `path`, both copied, `+faststart`. Reports progress. */
+export function muxCommand(picturePath: string, soundPath: string, path: string): string[] {
+  return [
     ...RENDER_GLOBALS,
-    ...ownInput('mov', files.picturePath),
-    ...ownInput('mov', files.soundPath),
+    ...ownInput('mov', picturePath),
+    ...ownInput('mov', soundPath),
     ...['-map', '0:v:0', '-map', '1:a:0', '-c', 'copy'],
     ...NO_USER_METADATA,
-    ...['-movflags', '+faststart', '-f', 'mp4', `file:${plan.output.path}`],
+    ...['-movflags', '+faststart', '-f', 'mp4', `file:${path}`],
   ];
-  return { halves: [picture, sound], mux };
 }

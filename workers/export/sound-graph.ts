@@ -19,6 +19,8 @@ export { LOUDNESS, SOUND_SAMPLE_RATE } from './loudness.ts';
 export const SOUND_OUT = 'aout';
 /** Label of the measuring graph's output (`measureGraph`), mapped to the null muxer. */
 export const MEASURED_OUT = 'measured';
+/** Label of the mixdown's output (`mixdownGraph`): the mix before its loudness stage, written as PCM. */
+export const MIXDOWN_OUT = 'mixdown';
 
 // Ducking: music is pulled down by ~12 dB under speech at −20 dBFS RMS (threshold −34 dBFS, ratio 8), fast
 // enough to clear the first syllable (20 ms) and slow enough in release not to pump between words (300 ms).
@@ -131,7 +133,7 @@ function laneStreams(graph: Graph, segments: SoundSegment[], name: string, total
 }
 
 /** The timeline's length in samples (the picture's), refusing a timeline without picture. */
-function totalSamplesOf(plan: ExportPlan): number {
+export function totalSamplesOf(plan: ExportPlan): number {
   const total = toSamples(pictureTimeline(plan).totalSec);
   if (total <= 0) throw new RangeError('the export has no picture: its duration is zero');
   return total;
@@ -208,5 +210,23 @@ export function measureGraph(plan: ExportPlan): string {
   const { graph, mix, total } = mixGraph(plan);
   const source = mix ?? graph.add('', [SILENCE, FORMAT], 'silence');
   graph.add(source, [`apad=whole_len=${total}`, `atrim=end_sample=${total}`, MEASURE_FILTER], MEASURED_OUT);
+  return graph.chains.join(';');
+}
+
+/**
+ * The mixdown's graph: the same mix as `soundGraph`'s, exactly the picture's length and before any loudness
+ * stage, ending in `[mixdown]` (for a PCM file that the pieces of the sound are encoded from, sound-pieces.ts);
+ * with `measure`, also split into `[measured]`, `measureGraph`'s measurement, so one pass mixes and measures.
+ */
+export function mixdownGraph(plan: ExportPlan, measure: boolean): string {
+  const { graph, mix, total } = mixGraph(plan);
+  const source = mix ?? graph.add('', [SILENCE, FORMAT], 'silence');
+  const exact = [`apad=whole_len=${total}`, `atrim=end_sample=${total}`];
+  if (!measure) {
+    graph.add(source, exact, MIXDOWN_OUT);
+    return graph.chains.join(';');
+  }
+  graph.chains.push(`${source}${exact.join(',')},asplit=2[${MIXDOWN_OUT}][to_measure]`);
+  graph.add('[to_measure]', [MEASURE_FILTER], MEASURED_OUT);
   return graph.chains.join(';');
 }

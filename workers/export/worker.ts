@@ -5,14 +5,15 @@
 // into a SIGKILL of the children before the task returns. A task may run several children, one after the other
 // (the loudness's measuring pass, the fast path's copy, the render) or two at once (a preview's picture and
 // sound): each one's pid is reported the same way.
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { receiveMessageOnPort } from 'node:worker_threads';
 import { exportCommand } from './command.ts';
 import { fastPathCommands, fastPathEligible } from './fast-path.ts';
 import { measureCommand, measuredLoudness, needsMeasuring } from './measure-command.ts';
-import { halvesCommands, rendersInHalves, soundOnlyCommand } from './parallel-render.ts';
+import { mixdownCommand, soundFromMixdownCommand } from './mixdown.ts';
+import { halvesCommands, muxCommand, rendersInHalves } from './parallel-render.ts';
 import { pictureTimeline } from './plan.ts';
 import { canSegment, planSegments } from './segments.ts';
 import { encoderThreads, segmentedCommands, soundKey } from './segment-command.ts';
@@ -43,15 +44,10 @@ const withoutProgress = (args: string[]): string[] =>
 const rendersInSegments = (plan: ExportPlan): boolean =>
   plan.segmented !== undefined && !fastPathEligible(plan) && canSegment(plan);
 
-/** The loudness measurement of `plan` (its log read), or the failed run. */
-async function measuring(
-  plan: ExportPlan,
-  run: (args: string[], keepStderr?: boolean) => Promise<RunResult>,
-): Promise<ExportPlan | RunResult> {
-  const measured = await run(measureCommand(plan), true);
-  if (!measured.ok) return measured;
+/** `plan` with the loudness measurement a run printed (`measuredLoudness`), or that run's failure to print one. */
+function withMeasurement(plan: ExportPlan, stderr: string | undefined): ExportPlan | RunResult {
   try {
-    return { ...plan, measuredLoudness: measuredLoudness(measured.stderr ?? '') };
+    return { ...plan, measuredLoudness: measuredLoudness(stderr ?? '') };
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
     return { ok: false, reason: 'exit', code: 0, signal: null, stderrTail: `loudness: ${why}` };
@@ -59,6 +55,30 @@ async function measuring(
 }
 
 const isPlan = (value: ExportPlan | RunResult): value is ExportPlan => 'output' in value;
+
+/** Whether `plan`'s sound is made apart from its picture, by `soundChain` (segments, the fast path). */
+const makesSoundApart = (plan: ExportPlan): boolean => fastPathEligible(plan) || rendersInSegments(plan);
+
+/**
+ * The sound of a plan whose picture is made apart from it, as a chain in one slot: the mixdown (its loudness
+ * measured in the same pass when the plan needs it), then the sound encoded from it to `soundPath`
+ * (mixdown.ts). The mixdown, as long as the programme in float PCM, is removed once it has served.
+ */
+const soundChain =
+  (plan: ExportPlan, mixdownPath: string, soundPath: string): Child =>
+  async (run) => {
+    const measure = needsMeasuring(plan);
+    try {
+      const mixed = await run(mixdownCommand(plan, mixdownPath, measure), measure);
+      if (!mixed.ok) return mixed;
+      const measured = measure ? withMeasurement(plan, mixed.stderr) : plan;
+      return isPlan(measured)
+        ? await run(soundFromMixdownCommand(measured, mixdownPath, soundPath))
+        : measured;
+    } finally {
+      await rm(mixdownPath, { force: true });
+    }
+  };
 
 /**
  * The ffmpeg runs of a plan, in order, each a group of children run at once: the fast path's copy and mux when
@@ -72,9 +92,13 @@ async function commandsFor(plan: ExportPlan): Promise<Group[]> {
   const path = plan.output.path;
   if (fastPathEligible(plan)) {
     const files = { concatListPath: `${path}.ffconcat`, videoOnlyPath: `${path}.video.mp4` };
-    const { concatList, steps } = fastPathCommands(plan, files);
+    const { concatList, copy } = fastPathCommands(plan, files);
     await writeFile(files.concatListPath, concatList, { flag: 'wx' });
-    return steps.map((args) => ({ commands: [args] }));
+    const soundPath = `${path}.sound.mp4`;
+    return [
+      { commands: [soundChain(plan, `${path}.mixdown.wav`, soundPath), copy] },
+      { commands: [muxCommand(files.videoOnlyPath, soundPath, path)] },
+    ];
   }
   if (rendersInSegments(plan)) {
     const { dir, reused, parallel, encodeOnly } = plan.segmented!;
@@ -104,10 +128,7 @@ async function commandsFor(plan: ExportPlan): Promise<Group[]> {
     await writeFile(listPath, segmented.concatList, { flag: 'wx' });
     // The sound goes first: measuring and mixing is the longest chain of one slot, and the segments fill the
     // other slots around it.
-    const sound: Child = async (run) => {
-      const measured = needsMeasuring(plan) ? await measuring(plan, run) : plan;
-      return isPlan(measured) ? run(soundOnlyCommand(measured, soundPath)) : measured;
-    };
+    const sound = soundChain(plan, `${path}.mixdown.wav`, soundPath);
     const first = mixes ? [sound, ...pictures] : pictures;
     return [{ commands: first, parallel }, { commands: [segmented.join] }];
   }
@@ -234,16 +255,14 @@ export async function exportTask(task: ExportTask): Promise<RunResult> {
   try {
     let rendered = plan;
     let from = 0;
-    // A render in segments measures beside its encodes (commandsFor); an encode-only one has no sound.
-    if (needsMeasuring(plan) && !rendersInSegments(plan)) {
+    // A sound made apart from the picture is measured in its own chain, beside the picture (commandsFor); an
+    // encode-only render has no sound.
+    if (needsMeasuring(plan) && !makesSoundApart(plan)) {
       const measuring = await step(measureCommand(plan), 0, MEASURE_SHARE, controller.signal, true);
       if (!measuring.ok) return measuring;
-      try {
-        rendered = { ...plan, measuredLoudness: measuredLoudness(measuring.stderr ?? '') };
-      } catch (error) {
-        const why = error instanceof Error ? error.message : String(error);
-        return { ok: false, reason: 'exit', code: 0, signal: null, stderrTail: `loudness: ${why}` };
-      }
+      const measured = withMeasurement(plan, measuring.stderr);
+      if (!isPlan(measured)) return measured;
+      rendered = measured;
       from = MEASURE_SHARE;
     }
     let result: RunResult = { ok: true };

@@ -89,7 +89,10 @@ const SERVICE_BUDGET = 1.15;
 const PREVIEW_BUDGET = 3;
 const TRANSITION_SEC = 0.5;
 const TITLE = 'MediaForge effects bench';
-/** `BENCH_EXPORT_ONLY=effects`: only scenario 5; `segments`: only scenario 6; `cluster`: only scenario 7. */
+/**
+ * `BENCH_EXPORT_ONLY=classic`: only scenarios 1–4; `effects`: only scenario 5; `segments`: only scenario 6;
+ * `cluster`: only scenario 7.
+ */
 const ONLY = process.env.BENCH_EXPORT_ONLY;
 const FAST_PATH_BUDGET = 5;
 const SEGMENTS_BUDGET = 1.05;
@@ -716,7 +719,8 @@ async function main() {
     const running = service;
     const user = await editorUser(running, { credits: 1_000_000 });
     const api = editorClient(() => running, user.token);
-    if (ONLY === undefined) await classicScenarios(api, running, dir, landscape, portrait, loads);
+    if (ONLY === undefined || ONLY === 'classic')
+      await classicScenarios(api, running, dir, landscape, portrait, loads);
     if (ONLY === undefined || ONLY === 'effects') await effectsScenario(api, running, dir, landscape, loads);
     if (ONLY === undefined || ONLY === 'segments') {
       await service.stop();

@@ -25,7 +25,10 @@ const ledger = await createMongoCreditLedger(client.db(db), systemClock);
 const node = await startTestActorSystem({
   transport: 'jetstream',
   natsUrl,
-  kinds: [{ actor: userActor, ports: { ledger } }],
+  // A command waits behind the others of its partition for as long as jongodb's inserts take, and they slow
+  // down as the ledger grows: on a slower 2-core machine past the default 10 s. The test is about exactness, so a
+  // slow insert must not become a time-out (as DONE_WITHIN_MS in cluster.test.ts allows for the whole run).
+  kinds: [{ actor: userActor, ports: { ledger }, settings: { askTimeoutMs: 120_000 } }],
   partitions: 16,
   ackWaitMs,
 });

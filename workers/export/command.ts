@@ -73,9 +73,6 @@ export function exportCommand(plan: ExportPlan, customSound?: string): string[] 
   ];
 }
 
-/** The sound's encoder: AAC, 48 kHz stereo, 192 kbit/s. */
-export const SOUND_ENCODER_ARGS = ['-c:a', 'aac', '-ar', '48000', '-ac', '2', '-b:a', '192k'];
-
 /**
  * The end of every export's argv, re-encoded or copied: AAC 48 kHz stereo, `+faststart`, the frame-exact
  * length and the mp4 file.
@@ -83,7 +80,14 @@ export const SOUND_ENCODER_ARGS = ['-c:a', 'aac', '-ar', '48000', '-ac', '2', '-
 export function soundAndFileArgs(plan: ExportPlan): string[] {
   const { path } = plan.output;
   return [
-    ...SOUND_ENCODER_ARGS,
+    '-c:a',
+    'aac',
+    '-ar',
+    '48000',
+    '-ac',
+    '2',
+    '-b:a',
+    '192k',
     '-movflags',
     '+faststart',
     // The picture's frame-exact length (Σ clip durations on the frame grid) bounds the sound too: the graph

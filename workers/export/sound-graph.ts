@@ -215,7 +215,7 @@ export function measureGraph(plan: ExportPlan): string {
 
 /**
  * The mixdown's graph: the same mix as `soundGraph`'s, exactly the picture's length and before any loudness
- * stage, ending in `[mixdown]` (for a PCM file that the pieces of the sound are encoded from, sound-pieces.ts);
+ * stage, ending in `[mixdown]` (for the PCM file the sound is encoded from, mixdown.ts);
  * with `measure`, also split into `[measured]`, `measureGraph`'s measurement, so one pass mixes and measures.
  */
 export function mixdownGraph(plan: ExportPlan, measure: boolean): string {

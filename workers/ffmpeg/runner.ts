@@ -6,7 +6,12 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { setPriority } from 'node:os';
-import { diedUnborn, niceAutogroup, tiedToThisThread, UNBORN_RESTARTS } from '../../src/platform/core/index.ts';
+import {
+  diedUnborn,
+  niceAutogroup,
+  restartingUnborn,
+  tiedToThisThread,
+} from '../../src/platform/core/index.ts';
 import { ProgressParser } from './progress.ts';
 
 /**
@@ -79,15 +84,10 @@ function findNice(): string | null {
  * already started, while under `nice` every thread inherits it from the first instruction. Without `nice`,
  * `setPriority` right after the spawn is the fallback.
  */
-export async function runFfmpeg(options: RunFfmpegOptions): Promise<RunResult> {
+export function runFfmpeg(options: RunFfmpegOptions): Promise<RunResult> {
+  // A child that a stop signal killed before it ran ffmpeg starts again, within the same deadline.
   const deadline = Date.now() + options.timeoutMs;
-  for (let restarts = 0; ; restarts++) {
-    const timeoutMs = Math.max(1, deadline - Date.now());
-    const { result, unborn } = await runOnce({ ...options, timeoutMs });
-    // A stop signal meant for the service killed the child before it ran ffmpeg (tied-child.ts): the run
-    // never happened, so it starts again, as the drain that signal began expects it to finish.
-    if (!unborn || restarts === UNBORN_RESTARTS) return result;
-  }
+  return restartingUnborn(() => runOnce({ ...options, timeoutMs: Math.max(1, deadline - Date.now()) }));
 }
 
 /** One ffmpeg child; `unborn` when a signal killed it before it could run ffmpeg (`diedUnborn`). */

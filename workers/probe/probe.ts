@@ -1,7 +1,13 @@
 import { spawn } from 'node:child_process';
 import { open } from 'node:fs/promises';
 import { setPriority } from 'node:os';
-import { AppError, diedUnborn, niceAutogroup, tiedToThisThread, UNBORN_RESTARTS } from '../../src/platform/core/index.ts';
+import {
+  AppError,
+  diedUnborn,
+  niceAutogroup,
+  restartingUnborn,
+  tiedToThisThread,
+} from '../../src/platform/core/index.ts';
 import { imageLimitBreach, MediaOverLimit, probeMaxPixels, type MediaLimits } from './media-limits.ts';
 import type { AssetKind } from '../../schemas/editor-terms.ts';
 import { checkCompleteness } from './completeness.ts';
@@ -255,19 +261,16 @@ function describeRun(run: RunResult): string {
  * Runs one child, niced, killed (SIGKILL, by its pid) when it outlives `timeoutMs` or prints more than
  * `MAX_PROBE_OUTPUT`; rejects only when it cannot start (a missing binary is a server fault, not a 415).
  */
-async function runLimited(command: string, args: string[], timeoutMs: number): Promise<RunResult> {
-  for (let restarts = 0; ; restarts++) {
-    const { run, unborn } = await runLimitedOnce(command, args, timeoutMs);
-    // A stop signal meant for the service killed the child before it ran (tied-child.ts): it starts again.
-    if (!unborn || restarts === UNBORN_RESTARTS) return run;
-  }
+function runLimited(command: string, args: string[], timeoutMs: number): Promise<RunResult> {
+  // A child that a stop signal killed before it ran starts again (tied-child.ts).
+  return restartingUnborn(() => runLimitedOnce(command, args, timeoutMs));
 }
 
 function runLimitedOnce(
   command: string,
   args: string[],
   timeoutMs: number,
-): Promise<{ run: RunResult; unborn: boolean }> {
+): Promise<{ result: RunResult; unborn: boolean }> {
   return new Promise((resolve, reject) => {
     // Arguments go straight to execve: no shell ever sees a path.
     const tied = tiedToThisThread(command, args); // in its own process group, like every child a drain needs
@@ -308,8 +311,8 @@ function runLimitedOnce(
     });
     child.once('close', (code) => {
       clearTimeout(timer);
-      const run = { outcome, code, stdout: Buffer.concat(stdout).toString('utf8'), stderr };
-      resolve({ run, unborn: unborn && outcome === 'exited' });
+      const result = { outcome, code, stdout: Buffer.concat(stdout).toString('utf8'), stderr };
+      resolve({ result, unborn: unborn && outcome === 'exited' });
     });
   });
 }

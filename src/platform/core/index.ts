@@ -12,4 +12,4 @@ export type { Clock } from './clock.ts';
 export { AppError, ProjectNotFound } from './errors.ts';
 export type { EventBus } from './event-bus.ts';
 export { createKeyedSerial } from './keyed-serial.ts';
-export { diedUnborn, niceAutogroup, tiedToThisThread, UNBORN_RESTARTS } from './tied-child.ts';
+export { diedUnborn, niceAutogroup, restartingUnborn, tiedToThisThread } from './tied-child.ts';

@@ -18,12 +18,12 @@ import { basename, isAbsolute } from 'node:path';
 // signal that lands in that moment stays pending in the child, which has every signal blocked, and kills it just
 // before the exec: the command never ran. On a busy service that happens to about one spawn in six while the
 // signal arrives (measured with a worker thread spawning as the group is signalled), so whoever spawns a tied
-// child asks `diedUnborn` and starts it again (docs/operator.md, "Health and shutdown").
+// child asks `diedUnborn` and starts it again (`restartingUnborn`) (docs/operator.md, "Health and shutdown").
 
 const SETPRIV = '/usr/bin/setpriv';
 
 /** How many times a child that a stop signal killed unborn is started again before its death is reported. */
-export const UNBORN_RESTARTS = 10;
+const UNBORN_RESTARTS = 10;
 
 let setpriv: string | null | undefined;
 function findSetpriv(): string | null {
@@ -117,6 +117,18 @@ export function diedUnborn(pid: number | undefined, command: string): boolean {
     child === commandName('/proc/thread-self/comm') &&
     child !== basename(command).slice(0, COMM_BYTES)
   );
+}
+
+/**
+ * Runs `once` (one spawn of a tied child) again while a stop signal killed its child unborn (`diedUnborn`), at
+ * most UNBORN_RESTARTS times, and answers the last run's result: a child that never ran did nothing, and the
+ * drain that signal began expects the work to finish.
+ */
+export async function restartingUnborn<T>(once: () => Promise<{ result: T; unborn: boolean }>): Promise<T> {
+  for (let restarts = 0; ; restarts++) {
+    const { result, unborn } = await once();
+    if (!unborn || restarts === UNBORN_RESTARTS) return result;
+  }
 }
 
 /**

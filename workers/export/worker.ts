@@ -81,12 +81,12 @@ const soundChain =
   };
 
 /**
- * The ffmpeg runs of a plan, in order, each a group of children run at once: the fast path's copy and mux when
- * every picture clip can be copied (fast-path.ts); the segments not there yet and the sound (its loudness
- * measured first, in the same slot: the segments do not wait for it), then their join, when the plan says so
- * and can be (segment-command.ts); a preview's picture and sound side by side, then their mux
+ * The ffmpeg runs of a plan, in order, each a group of children run at once: the fast path's copy beside the
+ * sound (`soundChain`), then their mux, when every picture clip can be copied (fast-path.ts); the segments not
+ * there yet and the sound (in one slot: the segments do not wait for it), then their join, when the plan says
+ * so and can be (segment-command.ts); a preview's picture and sound side by side, then their mux
  * (parallel-render.ts); else the one re-encoding command. Working files go beside the output (the export's
- * folder). `plan` is measured already unless it renders in segments.
+ * folder). `plan` is measured already unless its sound is made apart (`makesSoundApart`).
  */
 async function commandsFor(plan: ExportPlan): Promise<Group[]> {
   const path = plan.output.path;

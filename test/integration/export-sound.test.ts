@@ -18,7 +18,8 @@ import {
   type FilterSupport,
   type SoundClip,
 } from '../../workers/export/plan.ts';
-import { parseLoudnormJson } from '../../workers/export/loudness.ts';
+import { linearGainDb, parseLoudnormJson } from '../../workers/export/loudness.ts';
+import type { MeasuredLoudness } from '../../workers/export/work-order.ts';
 import { MEASURED_OUT, measureGraph, soundGraph } from '../../workers/export/sound-graph.ts';
 
 const run = promisify(execFile);
@@ -356,6 +357,87 @@ for (const build of builds) {
       console.log(`${build.name}: near-silence ${before} LUFS → ${after} LUFS`);
       assert.ok(before < -55, `the source is near-silent: ${before}`);
       assert.ok(Math.abs(after - before) <= 1, `not raised: ${before} → ${after}`);
+    });
+
+    it('applies one gain exactly where loudnorm would keep its linear mode, and the same gain', async () => {
+      // The measurements loudnorm is given (the voice tone is about −21 LUFS): a gain of 7 dB within the ceiling;
+      // the same gain with the peak 0.02 dB over it; lowered by 5 dB; at the ceiling to the hundredth; a range
+      // wider than the target. Each is run through loudnorm in linear mode as the reference.
+      const cases: (MeasuredLoudness & { targetRange: string })[] = [
+        {
+          integratedLufs: -21,
+          truePeakDbtp: -9,
+          rangeLu: 3,
+          thresholdLufs: -31,
+          offsetLu: 0,
+          targetRange: '11',
+        },
+        {
+          integratedLufs: -21,
+          truePeakDbtp: -7.98,
+          rangeLu: 3,
+          thresholdLufs: -31,
+          offsetLu: 0,
+          targetRange: '11',
+        },
+        {
+          integratedLufs: -9,
+          truePeakDbtp: 0,
+          rangeLu: 3,
+          thresholdLufs: -19,
+          offsetLu: 0,
+          targetRange: '11',
+        },
+        {
+          integratedLufs: -21,
+          truePeakDbtp: -8,
+          rangeLu: 3,
+          thresholdLufs: -31,
+          offsetLu: 0,
+          targetRange: '11',
+        },
+        {
+          integratedLufs: -21,
+          truePeakDbtp: -9,
+          rangeLu: 12.5,
+          thresholdLufs: -31,
+          offsetLu: 0,
+          targetRange: '12',
+        },
+      ];
+      // The voice tone through `filters`, in stereo as the export's programme is.
+      const through = (filters: string, out: string) =>
+        ffmpegRun(build.path, [
+          '-i',
+          file('voice.wav'),
+          '-af',
+          `aformat=channel_layouts=stereo,${filters}`,
+          out,
+        ]);
+      for (const [i, measured] of cases.entries()) {
+        const reference = [
+          `loudnorm=I=-14:TP=-1:LRA=${measured.targetRange}:measured_I=${measured.integratedLufs}`,
+          `measured_TP=${measured.truePeakDbtp}:measured_LRA=${measured.rangeLu}`,
+          `measured_thresh=${measured.thresholdLufs}:linear=true:print_format=json`,
+        ].join(':');
+        const referenceOut = file(`linear-reference-${i}-${builds.indexOf(build)}.wav`);
+        const log = await through(`${reference},aresample=48000`, referenceOut);
+        const mode = /"normalization_type" : "(\w+)"/.exec(log)?.[1];
+        const gain = linearGainDb(measured, measured.targetRange);
+        assert.equal(
+          gain !== undefined,
+          mode === 'linear',
+          `case ${i}: loudnorm chose ${mode}, the export ${gain} dB`,
+        );
+        if (gain === undefined) continue;
+        const ownOut = file(`linear-own-${i}-${builds.indexOf(build)}.wav`);
+        await through(`volume=${gain.toFixed(2)}dB`, ownOut);
+        const [own, theirs] = [await integratedLoudness(ownOut), await integratedLoudness(referenceOut)];
+        assert.ok(
+          Math.abs(own - theirs) <= 0.05,
+          `case ${i}: ${own} LUFS with volume, ${theirs} with loudnorm`,
+        );
+      }
     });
   });
 }

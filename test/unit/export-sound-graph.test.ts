@@ -9,7 +9,7 @@ import type {
   SoundClip,
 } from '../../workers/export/plan.ts';
 import { inputArgs } from '../../workers/export/input-args.ts';
-import { parseLoudnormJson } from '../../workers/export/loudness.ts';
+import { linearGainDb, parseLoudnormJson } from '../../workers/export/loudness.ts';
 import { measureCommand, needsMeasuring } from '../../workers/export/measure-command.ts';
 import {
   measureGraph,
@@ -347,25 +347,57 @@ describe('the loudness stage', () => {
     measuredLoudness: m,
   });
 
-  it('normalises a measured programme in linear mode with the measured values, then back to 48 kHz', () => {
+  it('normalises a measured programme with one gain at 48 kHz where loudnorm’s linear mode would', () => {
+    // −14 − (−23.4) = 9.4 dB lifts the true peak to −2.7 dBTP, under the ceiling.
     assert.match(
       master(withMeasure(plan([clip(videoWithAudio, 2)]))),
-      /atrim=end_sample=96000,loudnorm=I=-14:TP=-1:LRA=11:measured_I=-23\.4:measured_TP=-12\.1:measured_LRA=4\.2:measured_thresh=-33\.6:linear=true:print_format=none,aresample=48000,aformat=/,
+      /atrim=end_sample=96000,volume=9\.4dB,aformat=/,
     );
-    // A steady programme measures a range of 0, which loudnorm would read as none given (and leave linear mode).
-    assert.match(
-      master(withMeasure(plan([clip(videoWithAudio, 2)]), { ...measured, rangeLu: 0 })),
-      /:measured_LRA=0\.01:.*linear=true/,
-    );
-    // A wide programme keeps its range (the target range follows the measured one, up to 20 LU).
+    // A wide programme is still lifted linearly: the target range follows the measured one (up to 20 LU).
     assert.match(
       master(withMeasure(plan([clip(videoWithAudio, 2)]), { ...measured, rangeLu: 14.26 })),
+      /atrim=end_sample=96000,volume=9\.4dB,aformat=/,
+    );
+    // A quieter programme is lowered the same way.
+    assert.match(
+      master(
+        withMeasure(plan([clip(videoWithAudio, 2)]), { ...measured, integratedLufs: -9.05, truePeakDbtp: 0 }),
+      ),
+      /volume=-4\.95dB,/,
+    );
+    assert.doesNotMatch(soundGraph(withMeasure(plan([clip(videoWithAudio, 2)]))), /loudnorm/);
+  });
+
+  it('leaves the gain to loudnorm’s dynamic mode where one gain would lift the peak over the ceiling or the range is too wide', () => {
+    // 9.4 dB on a peak of −9.5 dBTP would reach −0.1 dBTP.
+    const peaky = { ...measured, truePeakDbtp: -9.5 };
+    assert.match(
+      master(withMeasure(plan([clip(videoWithAudio, 2)]), peaky)),
+      /atrim=end_sample=96000,loudnorm=I=-14:TP=-1:LRA=11:measured_I=-23\.4:measured_TP=-9\.5:measured_LRA=4\.2:measured_thresh=-33\.6:print_format=none,aresample=48000,aformat=/,
+    );
+    // A steady programme measures a range of 0, which loudnorm would read as none given.
+    assert.match(
+      master(withMeasure(plan([clip(videoWithAudio, 2)]), { ...peaky, rangeLu: 0 })),
+      /:measured_LRA=0\.01:/,
+    );
+    // A wide programme keeps its range as the target, up to 20 LU; wider than that, it cannot be linear.
+    assert.match(
+      master(withMeasure(plan([clip(videoWithAudio, 2)]), { ...peaky, rangeLu: 14.26 })),
       /:LRA=14\.3:/,
     );
     assert.match(
       master(withMeasure(plan([clip(videoWithAudio, 2)]), { ...measured, rangeLu: 31 })),
-      /:LRA=20:/,
+      /loudnorm=.*:LRA=20:/,
     );
+  });
+
+  it('decides linear as loudnorm does, on the options’ rounded values, the ceiling included', () => {
+    // Exactly at the ceiling: −14 − (−20) = 6 dB on −7 dBTP gives −1 dBTP, which loudnorm accepts.
+    const atCeiling = { ...measured, integratedLufs: -20.004, truePeakDbtp: -7.001 };
+    assert.equal(linearGainDb(atCeiling, '11'), 6);
+    assert.equal(linearGainDb({ ...atCeiling, truePeakDbtp: -6.99 }, '11'), undefined);
+    assert.equal(linearGainDb({ ...measured, rangeLu: 11.01 }, '11'), undefined);
+    assert.equal(linearGainDb({ ...measured, rangeLu: 11 }, '11')?.toFixed(2), '9.40');
   });
 
   it('only limits near-silence, a preview, an unmeasured plan and an ffmpeg without loudnorm', () => {
@@ -383,7 +415,7 @@ describe('the loudness stage', () => {
       assert.doesNotMatch(soundGraph(p), /loudnorm/, name);
     }
     // Just above the near-silence bound, a programme is normalised.
-    assert.match(master(withMeasure(base, { ...measured, integratedLufs: -49.9 })), /loudnorm=.*linear=true/);
+    assert.match(master(withMeasure(base, { ...measured, integratedLufs: -49.9 })), /loudnorm=I=-14:/);
   });
 
   it('measures the same mix as the render, into loudnorm’s JSON on a null output', () => {

@@ -1,7 +1,7 @@
 // The loudness of the export's sound in two passes (docs/editor.md, How the export mixes the sound): a measuring
 // pass runs the mix into `loudnorm … print_format=json` and throws the sound away (measure-command.ts); the
-// render then applies one constant gain computed from that measurement (`loudnorm`'s linear mode), so the
-// programme lands on the target without the gain riding up through quiet passages. A programme measured
+// render then applies one constant gain computed from that measurement (what `loudnorm`'s linear mode does), so
+// the programme lands on the target without the gain riding up through quiet passages. A programme measured
 // quieter than LOUDNESS_SILENCE_LUFS is near-silence, not programme material: it is only limited, never raised.
 // Pure: no ffmpeg here.
 import {
@@ -70,14 +70,46 @@ export function normalisable(measured: MeasuredLoudness): boolean {
   );
 }
 
+/** The measurement as `loudnorm` reads it: each value as its option's text gives it (two decimals, clamped). */
+function measuredOptions(measured: MeasuredLoudness) {
+  return {
+    integrated: option(measured.integratedLufs, -99, 0),
+    truePeak: option(measured.truePeakDbtp, -99, 99),
+    // loudnorm reads a measured range of 0 as "not given" and then leaves linear mode; a steady programme (a
+    // tone, a hum) measures exactly 0, so it is given as the smallest range it reads.
+    range: option(measured.rangeLu, 0.01, 99),
+    threshold: option(measured.thresholdLufs, -99, 0),
+  };
+}
+
+/**
+ * The one gain (dB) of `loudnorm`'s linear mode for this measurement and target range, or undefined where
+ * loudnorm would leave linear mode: the gain to the target would lift the true peak over the ceiling, or the
+ * measured range is wider than the target. The same test on the same numbers (the options' texts, in doubles)
+ * as loudnorm makes when it starts, so both always agree on the mode.
+ */
+export function linearGainDb(measured: MeasuredLoudness, targetRange: string): number | undefined {
+  const given = measuredOptions(measured);
+  const integrated = Number(given.integrated);
+  const truePeak = Number(given.truePeak);
+  const range = Number(given.range);
+  const gain = LOUDNESS.integrated - integrated;
+  // loudnorm's own test: the values are all given (none at its "not given" default), the peak stays under the
+  // ceiling after the gain, and the range fits the target.
+  const allGiven = truePeak !== 99 && Number(given.threshold) !== -70 && range !== 0 && integrated !== 0;
+  return allGiven && truePeak + gain <= LOUDNESS.truePeak && range <= Number(targetRange) ? gain : undefined;
+}
+
 /**
  * The render's loudness stage for a mix (after the mix, before the final format and length):
- * - `loudnorm` in linear mode with the measured values when the plan carries a measurement of programme
- *   material: one gain for the whole programme, to −14 LUFS, true peak ≤ −1 dBTP. loudnorm keeps the linear
- *   mode when that gain leaves the true peak under the ceiling and the range within the target (the target
- *   range is raised to the measured one, up to 20 LU, so that a wide programme keeps its dynamics); otherwise
- *   it applies its dynamic mode with the same measurement, which holds the peak by limiting. (The measuring
- *   pass's `offsetLu` is its gain to the target, which linear mode computes itself: it is not passed on.)
+ * - one gain for the whole programme, to −14 LUFS, when the plan carries a measurement of programme material
+ *   and that gain leaves the true peak under −1 dBTP and the range within the target (the target range is
+ *   raised to the measured one, up to 20 LU, so that a wide programme keeps its dynamics). That is exactly what
+ *   `loudnorm`'s linear mode does — a constant gain, no limiter — but loudnorm works at 192 kHz, so it would
+ *   cost a resampling there and back (and their small error) for a multiplication: `volume` applies the
+ *   same gain at 48 kHz (`linearGainDb`).
+ * - otherwise `loudnorm`'s dynamic mode with the same measurement, which holds the peak by limiting. (The
+ *   measuring pass's `offsetLu` is its gain to the target, which is computed again here: it is not passed on.)
  * - the limiter alone: a preview (no measuring pass: its loudness is the mix's own, approximate), an ffmpeg
  *   without `loudnorm`, a plan without a measurement, or a programme measured as near-silence.
  */
@@ -86,18 +118,22 @@ export function loudnessFilters(plan: Pick<ExportPlan, 'filters' | 'measuredLoud
   if (!plan.filters.loudnorm || plan.output.quality === 'preview' || !measured || !normalisable(measured)) {
     return [LIMITER];
   }
-  const range = Math.min(MAX_RANGE_LU, Math.max(LOUDNESS.range, Math.ceil(measured.rangeLu * 10) / 10));
+  const range = option(
+    Math.min(MAX_RANGE_LU, Math.max(LOUDNESS.range, Math.ceil(measured.rangeLu * 10) / 10)),
+    1,
+    MAX_RANGE_LU,
+  );
+  const gain = linearGainDb(measured, range);
+  if (gain !== undefined) return [`volume=${Number(gain.toFixed(2))}dB`];
+  const m = measuredOptions(measured);
   const loudnorm = [
     `loudnorm=I=${LOUDNESS.integrated}`,
     `TP=${LOUDNESS.truePeak}`,
-    `LRA=${option(range, 1, MAX_RANGE_LU)}`,
-    `measured_I=${option(measured.integratedLufs, -99, 0)}`,
-    `measured_TP=${option(measured.truePeakDbtp, -99, 99)}`,
-    // loudnorm reads a measured range of 0 as "not given" and then leaves linear mode; a steady programme (a
-    // tone, a hum) measures exactly 0, so it is given as the smallest range it reads.
-    `measured_LRA=${option(measured.rangeLu, 0.01, 99)}`,
-    `measured_thresh=${option(measured.thresholdLufs, -99, 0)}`,
-    'linear=true',
+    `LRA=${range}`,
+    `measured_I=${m.integrated}`,
+    `measured_TP=${m.truePeak}`,
+    `measured_LRA=${m.range}`,
+    `measured_thresh=${m.threshold}`,
     'print_format=none',
   ].join(':');
   // loudnorm resamples to 192 kHz internally and outputs that rate: back to 48 kHz.

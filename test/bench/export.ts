@@ -333,7 +333,7 @@ function cpuMsOf(pid: number | 'self', children = false): number {
 
 /** One child process of the service, seen by polling /proc. */
 interface ChildSpan {
-  kind: 'probe' | 'packet-read' | 'render' | 'other';
+  kind: 'probe' | 'packet-read' | 'render' | 'sound' | 'other';
   first: number;
   last: number;
 }
@@ -341,7 +341,8 @@ interface ChildSpan {
 /**
  * Watches the children of `parentPid` every 20 ms (their ppid in /proc/<pid>/stat; `nice` execs ffmpeg in
  * place, so the pid stays): ffprobe runs (staging probes, the output's probe), the probe's packet read
- * (`-xerror`) and the renders (`-filter_complex` or the fast path's copy, `-format_whitelist`).
+ * (`-xerror`), the sound made apart from the picture (the children that write or read the mixdown) and the
+ * renders (`-filter_complex` or the fast path's copy, `-format_whitelist`).
  */
 function watchChildren(parentPid: number) {
   const spans = new Map<number, ChildSpan>();
@@ -349,6 +350,7 @@ function watchChildren(parentPid: number) {
     const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
     if (argv.some((arg) => /(^|\/)ffprobe$/.test(arg))) return 'probe';
     if (argv.includes('-xerror')) return 'packet-read';
+    if (argv.some((arg) => arg.endsWith('.mixdown.wav'))) return 'sound';
     if (argv.includes('-filter_complex') || argv.includes('-format_whitelist')) return 'render';
     return 'other';
   };
@@ -443,8 +445,12 @@ interface Exported {
   ms: number;
   /** The service process and every child it reaped during the export (probes, ffmpeg), ms. */
   cpuMs: number;
+  /** Of `cpuMs`, the children's alone (ms). */
+  childrenCpuMs: number;
   /** POST → the first render child; the render children's span; the last one's end → the answer (ms). */
   phases?: { before: number; render: number; after: number; probes: number; renders: number };
+  /** The sound made apart from the picture: its mixdown's start to its encoder's end (ms), when there is one. */
+  soundChainMs?: number;
 }
 
 /**
@@ -464,17 +470,20 @@ async function exportOnce(
   const pid = service.proc.child.pid!;
   const watcher = watch ? watchChildren(pid) : undefined;
   const cpuBefore = cpuMsOf(pid, true);
+  const ownBefore = cpuMsOf(pid);
   const started = performance.now();
   const answer = await api.exportVideo(projectId, body);
   const ended = performance.now();
   const cpuMs = cpuMsOf(pid, true) - cpuBefore;
+  const childrenCpuMs = cpuMs - (cpuMsOf(pid) - ownBefore);
   const spans = watcher?.stop() ?? [];
   if (answer.status !== 200) throw new Error(`export: ${answer.status} ${JSON.stringify(answer.body)}`);
   // A stored export answered again would time a cache look-up, not a render.
   if (seenAssets.has(answer.body.asset_id))
     throw new Error(`export answered a stored asset ${answer.body.asset_id}: not a render`);
   seenAssets.add(answer.body.asset_id);
-  const renders = spans.filter((span) => span.kind === 'render');
+  const renders = spans.filter((span) => span.kind === 'render' || span.kind === 'sound');
+  const sound = spans.filter((span) => span.kind === 'sound');
   const phases =
     renders.length > 0
       ? {
@@ -488,7 +497,16 @@ async function exportOnce(
   // The export's asset gets its pictures (poster, filmstrip, waveform) in the background after the answer:
   // waited for, untimed, so that they never run under the next timed render.
   if (watch) await picturesMade(api, projectId, answer.body.asset_id);
-  return { answer: answer.body, ms: ended - started, cpuMs, ...(phases ? { phases } : {}) };
+  return {
+    answer: answer.body,
+    ms: ended - started,
+    cpuMs,
+    childrenCpuMs,
+    ...(phases ? { phases } : {}),
+    ...(sound.length > 0 && {
+      soundChainMs: Math.max(...sound.map((r) => r.last)) - Math.min(...sound.map((r) => r.first)),
+    }),
+  };
 }
 
 /** Waits until the asset's pictures are made (its metadata then says whether it has sound). */
@@ -1078,6 +1096,18 @@ async function segmentsScenario(
   };
   console.log(
     changeText(`clip ${CHANGED_CLIP} trimmed to ${CHANGED_DURATION_SEC} s (the sound changes)`, trims, false),
+  );
+  // What this machine allows a trim at best: its children's work spread perfectly over the cores, and the sound
+  // (measured and mixed, then encoded: one AAC stream) one step after the other.
+  const cores = availableParallelism();
+  const childrenCpu = median(trims.map((r) => r.childrenCpuMs));
+  const floorShare = median(trims.map((r, i) => r.childrenCpuMs / cores / colds[i]!.ms));
+  console.log(
+    `     what bounds the trim on this machine: its children's CPU ${s(childrenCpu)} s (the service's own ` +
+      `${s(median(trims.map((r) => r.cpuMs - r.childrenCpuMs)))} s) over ${cores} cores is ` +
+      `${s(childrenCpu / cores)} s, ${(floorShare * 100).toFixed(1)} % of the cold export before any copy, ` +
+      `probe or join; the sound chain (mixdown, then its encoder) takes ` +
+      `${s(median(trims.map((r) => r.soundChainMs ?? NaN)))} s, one step after the other`,
   );
   console.log(changeText('a title added over 16-19 s (the picture alone changes)', titles, true));
   console.log(

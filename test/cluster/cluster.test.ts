@@ -9,7 +9,12 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startLocalCluster, type ClusterProcess, type LocalCluster } from '../helpers/local-cluster.ts';
+import {
+  startTestCluster,
+  type ClusterProcess,
+  type LocalCluster,
+  type ThreeNodes,
+} from '../helpers/local-cluster.ts';
 import { skipWithoutNats } from '../helpers/nats.ts';
 import { call, type ApiAnswer } from '../helpers/service.ts';
 import { jobsClient, type Job } from '../helpers/jobs.ts';
@@ -40,32 +45,22 @@ const TURN_CREDITS = 5;
 
 describe('a 3-node cluster started by deploy/local/cluster.sh', { skip: skipWithoutNats() }, () => {
   let cluster: LocalCluster;
-  let nodes: [ClusterProcess, ClusterProcess, ClusterProcess];
+  let nodes: ThreeNodes;
   const receivers: WebhookReceiver[] = [];
   const sockets: EventsSocket[] = [];
   /** The admin API as one node serves it; the admin token is the cluster's. */
   const on = (node: ClusterProcess) => ({ url: node.url, adminToken: cluster.adminToken });
 
   before(async () => {
-    const started = Date.now();
-    cluster = await startLocalCluster({
-      nodes: 3,
-      natsNodes: 3,
-      env: {
-        SANDBOX_VIDEO_MS: '300',
-        SANDBOX_IMAGE_MS: '100',
-        PROVIDER_POLL_INTERVAL_MS: '100',
-        PROVIDER_TIMEOUT_MS: '60000',
-        WEBHOOK_ALLOW_PRIVATE: 'true',
-        WEBHOOK_RETRY_DELAYS_MS: '300,600,900',
-        WEBHOOK_TIMEOUT_MS: '2000',
-        RATE_LIMIT_PER_MINUTE: '100000',
-        EXPORT_RATE_PER_MINUTE: '100',
-        LOG_LEVEL: 'info',
-      },
-    });
-    nodes = cluster.nodes as [ClusterProcess, ClusterProcess, ClusterProcess];
-    console.log(`cluster up in ${Date.now() - started} ms (${cluster.dir})`);
+    ({ cluster, nodes } = await startTestCluster({
+      SANDBOX_VIDEO_MS: '300',
+      SANDBOX_IMAGE_MS: '100',
+      PROVIDER_POLL_INTERVAL_MS: '100',
+      PROVIDER_TIMEOUT_MS: '60000',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      WEBHOOK_RETRY_DELAYS_MS: '300,600,900',
+      WEBHOOK_TIMEOUT_MS: '2000',
+    }));
   });
   after(async () => {
     await Promise.all(sockets.map((socket) => socket.close().catch(() => undefined)));

@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { startLocalCluster, type ClusterProcess, type LocalCluster } from '../helpers/local-cluster.ts';
+import { startTestCluster, type LocalCluster, type ThreeNodes } from '../helpers/local-cluster.ts';
 import { skipWithoutNats } from '../helpers/nats.ts';
 import { editorClient, editorUser, makeMedia, type Asset } from '../helpers/editor.ts';
 import { ffmpeg, frameTimes, probeFile } from '../helpers/media-analysis.ts';
@@ -38,7 +38,7 @@ function logLines(cluster: LocalCluster, name: string, from = 0): Array<Record<s
 
 describe('segmented exports across a 3-node cluster', { skip: skipWithoutNats() }, () => {
   let cluster: LocalCluster;
-  let nodes: [ClusterProcess, ClusterProcess, ClusterProcess];
+  let nodes: ThreeNodes;
   let dir: string;
   let editor: ReturnType<typeof editorClient>;
   let projectId: string;
@@ -46,21 +46,11 @@ describe('segmented exports across a 3-node cluster', { skip: skipWithoutNats() 
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'export-segments-cluster-'));
-    const started = Date.now();
-    cluster = await startLocalCluster({
-      nodes: 3,
-      natsNodes: 3,
-      env: {
-        EXPORT_SEGMENTS: 'true',
-        // One worker per node: the segments can only be encoded side by side on several nodes.
-        EXPORT_CONCURRENCY: '1',
-        RATE_LIMIT_PER_MINUTE: '100000',
-        EXPORT_RATE_PER_MINUTE: '100',
-        LOG_LEVEL: 'info',
-      },
-    });
-    nodes = cluster.nodes as [ClusterProcess, ClusterProcess, ClusterProcess];
-    console.log(`cluster up in ${Date.now() - started} ms (${cluster.dir})`);
+    ({ cluster, nodes } = await startTestCluster({
+      EXPORT_SEGMENTS: 'true',
+      // One worker per node: the segments can only be encoded side by side on several nodes.
+      EXPORT_CONCURRENCY: '1',
+    }));
   });
   after(async () => {
     await cluster?.down();

@@ -15,6 +15,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { editorClient, editorUser, withServiceLogs, type Asset } from '../helpers/editor.ts';
+import { makeStill } from '../helpers/export-media.ts';
 import { ffmpegRun } from '../helpers/media-analysis.ts';
 import { startMongo, type TestMongo } from '../helpers/mongo.ts';
 import { sampleValue } from '../helpers/prometheus.ts';
@@ -165,17 +166,7 @@ describe('export workers shared between users; deleting a project stops its expo
     root = mkdtempSync(join(tmpdir(), 'mf-export-sharing-'));
     const [started] = await Promise.all([
       startMongo(),
-      ffmpegRun([
-        '-v',
-        'error',
-        '-f',
-        'lavfi',
-        '-i',
-        'testsrc2=size=320x240',
-        '-frames:v',
-        '1',
-        join(root, 'still.png'),
-      ]),
+      makeStill('testsrc2=size=320x240', join(root, 'still.png')),
       // Every pixel of every frame random: no frame predicts the next, so each costs the encoder in full.
       ffmpegRun([
         ...[

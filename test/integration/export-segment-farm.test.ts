@@ -18,7 +18,7 @@ import { createExportPool } from '../../src/export/pool.ts';
 import { createExportQueue } from '../../src/export/export-queue.ts';
 import { createSegmentCache, type SegmentCache } from '../../src/export/segment-cache.ts';
 import { createMongoSegmentIndex } from '../../src/export/mongo-segment-index.ts';
-import { createSegmentFarm } from '../../src/export/segment-farm.ts';
+import { createSegmentFarm, type SegmentFarm } from '../../src/export/segment-farm.ts';
 import { startSegmentEncoder, type SegmentEncoder } from '../../src/export/segment-encoder.ts';
 import { farmSegments } from '../../src/export/farmed-segments.ts';
 import { stageSegments } from '../../src/export/segment-staging.ts';
@@ -29,14 +29,9 @@ import type { MediaStore } from '../../src/platform/storage/media-store.ts';
 import { exportError } from '../../src/export/export-errors.ts';
 import { newMediaId } from '../../src/platform/storage/media-id.ts';
 import { planSegments } from '../../workers/export/segments.ts';
-import type {
-  ExportPlan,
-  ExportPool,
-  ExportSource,
-  PictureClip,
-  RunResult,
-} from '../../workers/export/work-order.ts';
-import { ffmpegRun, frameTimes } from '../helpers/media-analysis.ts';
+import type { ExportPlan, ExportPool, ExportSource, RunResult } from '../../workers/export/work-order.ts';
+import { makeStill, makeTestVideo, pictureClip, stillSource, videoSource } from '../helpers/export-media.ts';
+import { frameTimes } from '../helpers/media-analysis.ts';
 import { useMongoClient } from '../helpers/mongo.ts';
 import { skipWithoutNats, startNats, type TestNats } from '../helpers/nats.ts';
 
@@ -110,34 +105,9 @@ describe('segments across a cluster (JetStream work queue, real ffmpeg)', { skip
     store = await createFsMediaStore({ dir: join(dir, 'media') });
     const file = (name: string) => join(dir, name);
     await Promise.all([
-      ffmpegRun([
-        ...['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=s=320x180:r=30:d=4'],
-        ...['-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000:duration=4'],
-        ...['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac'],
-        ...['-shortest', file('video.mp4')],
-      ]),
-      ffmpegRun([
-        '-v',
-        'error',
-        '-f',
-        'lavfi',
-        '-i',
-        'color=c=red:s=320x180',
-        '-frames:v',
-        '1',
-        file('red.png'),
-      ]),
-      ffmpegRun([
-        '-v',
-        'error',
-        '-f',
-        'lavfi',
-        '-i',
-        'color=c=blue:s=320x180',
-        '-frames:v',
-        '1',
-        file('blue.png'),
-      ]),
+      makeTestVideo(file('video.mp4'), 4, ['-c:a', 'aac', '-shortest']),
+      makeStill('color=c=red:s=320x180', file('red.png')),
+      makeStill('color=c=blue:s=320x180', file('blue.png')),
       writeFile(file('broken.mp4'), Buffer.alloc(4096, 7)),
     ]);
     const stored = async (name: string, extension: string, type: string) => {
@@ -145,22 +115,10 @@ describe('segments across a cluster (JetStream work queue, real ffmpeg)', { skip
       const media = await store.put(mediaId, createReadStream(file(name)), type);
       return `${mediaId} ${media.etag}`;
     };
-    const image = async (name: string): Promise<ExportSource> => ({
-      path: '',
-      contentId: await stored(name, 'png', 'image/png'),
-      demuxer: 'png_pipe',
-      kind: 'image',
-      durationSec: null,
-    });
-    const video = async (name: string): Promise<ExportSource> => ({
-      path: '',
-      contentId: await stored(name, 'mp4', 'video/mp4'),
-      demuxer: 'mov',
-      kind: 'video',
-      durationSec: 4,
-      video: { codec: 'h264', width: 320, height: 180, fps: 30, pixFmt: 'yuv420p' },
-      audio: { codec: 'aac', sampleRate: 48_000, channels: 1 },
-    });
+    // In the store only: the requester stages them (sets `path`) when it needs them.
+    const image = async (name: string) => stillSource('', await stored(name, 'png', 'image/png'));
+    const video = async (name: string) =>
+      videoSource('', await stored(name, 'mp4', 'video/mp4'), 4, { codec: 'aac', channels: 1 });
     sources = {
       video: await video('video.mp4'),
       red: await image('red.png'),
@@ -181,23 +139,18 @@ describe('segments across a cluster (JetStream work queue, real ffmpeg)', { skip
     await nats.stop();
   });
 
-  const clip = (source: ExportSource, durationSec: number, more: Partial<PictureClip> = {}): PictureClip => ({
-    source,
-    trimStartSec: 0,
-    durationSec,
-    volume: 1,
-    ...more,
-  });
-
   /** Five clips, two transitions, cuts: seven segments. Local paths are the requester's (set on staging). */
   function plan(path: string, first: ExportSource = sources.red): ExportPlan {
     return {
       picture: [
-        clip(first, 1),
-        clip(sources.video, 1, { transitionIn: { type: 'fade', durationSec: 0.3 } }),
-        clip(sources.blue, 1),
-        clip(sources.video, 1, { trimStartSec: 2, transitionIn: { type: 'wipeleft', durationSec: 0.3 } }),
-        clip(sources.red, 1),
+        pictureClip(first, 1),
+        pictureClip(sources.video, 1, { transitionIn: { type: 'fade', durationSec: 0.3 } }),
+        pictureClip(sources.blue, 1),
+        pictureClip(sources.video, 1, {
+          trimStartSec: 2,
+          transitionIn: { type: 'wipeleft', durationSec: 0.3 },
+        }),
+        pictureClip(sources.red, 1),
       ],
       sounds: [],
       output: { width: 320, height: 180, fps: 30, fit: 'fit', quality: 'preview', path },
@@ -252,6 +205,30 @@ describe('segments across a cluster (JetStream work queue, real ffmpeg)', { skip
     lines.filter((line) => line.msg === 'segment started').map((line) => String(line.key));
   const encodedKeys = (lines: Array<Record<string, unknown>>) =>
     lines.filter((line) => line.msg === 'segment encoded').map((line) => String(line.key));
+  /** The plan's segment keys, each once (equal segments share a key). */
+  const segmentKeys = (local: ExportPlan) => [...new Set(planSegments(local).map((segment) => segment.key))];
+
+  /** Asks the cluster, through `farm`, for every segment of `local` as the export `ids` name, within a minute. */
+  const encodeAll = (
+    farm: SegmentFarm,
+    local: ExportPlan,
+    ids: { exportId: string; userId: string; projectId: string },
+    signal = new AbortController().signal,
+  ) =>
+    farm.encode({
+      ...ids,
+      plan: portablePlan(local)!,
+      keys: segmentKeys(local),
+      deadline: Date.now() + 60_000,
+      signal,
+    });
+
+  /** What `work` rejects with; undefined once it resolves (so a test can await it and check the error). */
+  const failureOf = (work: Promise<unknown>) =>
+    work.then(
+      () => undefined,
+      (error: unknown) => error,
+    );
 
   it('splits one export between two nodes; the requester joins every segment from the cache', async () => {
     const db = `segment_farm_${++database}`;
@@ -260,7 +237,7 @@ describe('segments across a cluster (JetStream work queue, real ffmpeg)', { skip
     await mkdir(exportDir, { recursive: true });
     const output = join(exportDir, 'output.mp4');
     const local = plan(output);
-    const keys = [...new Set(planSegments(local).map((segment) => segment.key))];
+    const keys = segmentKeys(local);
     assert.equal(keys.length, 7);
     const context = {
       userId: 'usr_1',
@@ -334,15 +311,11 @@ describe('segments across a cluster (JetStream work queue, real ffmpeg)', { skip
     // The requester's own encoder is stuck as well: only the survivor, started later, encodes.
     await requester.encoder.close(0);
     const local = plan(join(dir, 'export-2', 'output.mp4'), sources.blue);
-    const keys = [...new Set(planSegments(local).map((segment) => segment.key))];
-    const finished = requester.farm.encode({
+    const keys = segmentKeys(local);
+    const finished = encodeAll(requester.farm, local, {
       exportId: 'ex_two',
       userId: 'usr_2',
       projectId: 'vp_2',
-      plan: portablePlan(local)!,
-      keys,
-      deadline: Date.now() + 60_000,
-      signal: new AbortController().signal,
     });
     await until(() => started(dying.lines).length === 1, 10_000, 'the dying node to start an item');
     const taken = started(dying.lines)[0]!;
@@ -366,21 +339,9 @@ describe('segments across a cluster (JetStream work queue, real ffmpeg)', { skip
     const db = `segment_farm_${++database}`;
     const [a, b] = [await node('node-a', db), await node('node-b', db)];
     const local = plan(join(dir, 'export-3', 'output.mp4'), sources.broken);
-    const keys = [...new Set(planSegments(local).map((segment) => segment.key))];
-    const failure = await a.farm
-      .encode({
-        exportId: 'ex_three',
-        userId: 'usr_3',
-        projectId: 'vp_3',
-        plan: portablePlan(local)!,
-        keys,
-        deadline: Date.now() + 60_000,
-        signal: new AbortController().signal,
-      })
-      .then(
-        () => undefined,
-        (error: unknown) => error,
-      );
+    const failure = await failureOf(
+      encodeAll(a.farm, local, { exportId: 'ex_three', userId: 'usr_3', projectId: 'vp_3' }),
+    );
     assert.ok(failure instanceof Error && failure.message === 'ffmpeg_failed', String(failure));
     const brokenKey = planSegments(local)[0]!.key;
     await sleep(ACK_WAIT_MS + 500);
@@ -395,22 +356,10 @@ describe('segments across a cluster (JetStream work queue, real ffmpeg)', { skip
     const runs: AbortSignal[] = [];
     const a = await node('node-a', db, stuckPool(runs));
     const local = plan(join(dir, 'export-4', 'output.mp4'));
-    const keys = [...new Set(planSegments(local).map((segment) => segment.key))];
     const abort = new AbortController();
-    const finished = a.farm
-      .encode({
-        exportId: 'ex_four',
-        userId: 'usr_4',
-        projectId: 'vp_4',
-        plan: portablePlan(local)!,
-        keys,
-        deadline: Date.now() + 60_000,
-        signal: abort.signal,
-      })
-      .then(
-        () => undefined,
-        (error: unknown) => error,
-      );
+    const finished = failureOf(
+      encodeAll(a.farm, local, { exportId: 'ex_four', userId: 'usr_4', projectId: 'vp_4' }, abort.signal),
+    );
     await until(() => runs.length === 1, 10_000, 'an encode to start');
     const reason = exportError('export_timeout', 'late');
     abort.abort(reason);

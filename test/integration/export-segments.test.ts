@@ -14,8 +14,9 @@ import { promisify } from 'node:util';
 import { exportCommand, exportFiles } from '../../workers/export/command.ts';
 import { segmentGraph, segmentedCommands } from '../../workers/export/segment-command.ts';
 import { canSegment, planSegments } from '../../workers/export/segments.ts';
-import type { ExportPlan, ExportSource, PictureClip } from '../../workers/export/work-order.ts';
+import type { ExportPlan, ExportSource } from '../../workers/export/work-order.ts';
 import { runFfmpeg } from '../../workers/ffmpeg/runner.ts';
+import { makeStill, makeTestVideo, pictureClip, stillSource, videoSource } from '../helpers/export-media.ts';
 import {
   ffmpeg,
   ffmpegRun,
@@ -41,14 +42,6 @@ async function ffmpegStep(args: string[]): Promise<void> {
   assert.ok(result.ok, `ffmpeg failed: ${JSON.stringify(result)}`);
 }
 
-const clip = (source: ExportSource, durationSec: number, more: Partial<PictureClip> = {}): PictureClip => ({
-  source,
-  trimStartSec: 0,
-  durationSec,
-  volume: 1,
-  ...more,
-});
-
 /**
  * 0–1.5 s a zooming still; 1.0–3.0 s the test video at speed 1.5 coming in by a 0.5 s cross-fade; 3.0–4.5 s a
  * blue card by a cut; 4.5–6.0 s the video again by a cut; a title from 4.0 to 5.2 s over the last cut; music
@@ -57,10 +50,14 @@ const clip = (source: ExportSource, durationSec: number, more: Partial<PictureCl
 function timeline(path: string): ExportPlan {
   return {
     picture: [
-      clip(card, 1.5, { motion: 'zoom_in' }),
-      clip(moving, 2, { speed: 1.5, trimStartSec: 0.5, transitionIn: { type: 'fade', durationSec: 0.5 } }),
-      clip(blue, 1.5),
-      clip(moving, 1.5, { trimStartSec: 3 }),
+      pictureClip(card, 1.5, { motion: 'zoom_in' }),
+      pictureClip(moving, 2, {
+        speed: 1.5,
+        trimStartSec: 0.5,
+        transitionIn: { type: 'fade', durationSec: 0.5 },
+      }),
+      pictureClip(blue, 1.5),
+      pictureClip(moving, 1.5, { trimStartSec: 3 }),
     ],
     sounds: [{ source: music, track: 'music', startSec: 0.5, trimStartSec: 0, durationSec: 4, volume: 0.5 }],
     texts: [
@@ -103,9 +100,9 @@ function cutsOnly(path: string): ExportPlan {
   return {
     ...timeline(path),
     picture: [
-      clip(card, 1.01, { transitionIn: { type: 'fadeblack', durationSec: 0.4 } }),
-      clip(moving, 1.01, { speed: 0.5, trimStartSec: 1 }),
-      clip(blue, 1.01),
+      pictureClip(card, 1.01, { transitionIn: { type: 'fadeblack', durationSec: 0.4 } }),
+      pictureClip(moving, 1.01, { speed: 0.5, trimStartSec: 1 }),
+      pictureClip(blue, 1.01),
     ],
     sounds: [],
     // The caption starts on frame 32, whose time the concat's clock rounds up (1066667 µs): drawn from that
@@ -207,63 +204,18 @@ describe('export in segments (real ffmpeg, decoded output)', () => {
     dir = await mkdtemp(join(tmpdir(), 'export-segments-'));
     const path = (name: string) => join(dir, name);
     await Promise.all([
-      ffmpegRun([
-        '-v',
-        'error',
-        '-f',
-        'lavfi',
-        '-i',
-        'testsrc2=s=640x360',
-        '-frames:v',
-        '1',
-        path('card.png'),
-      ]),
-      ffmpegRun([
-        '-v',
-        'error',
-        '-f',
-        'lavfi',
-        '-i',
-        'color=c=0x2050a0:s=640x360',
-        '-frames:v',
-        '1',
-        path('blue.png'),
-      ]),
+      makeStill('testsrc2=s=640x360', path('card.png')),
+      makeStill('color=c=0x2050a0:s=640x360', path('blue.png')),
       // A moving picture with sound of its own (a 440 Hz tone), 6 s.
-      ffmpegRun([
-        ...['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=s=320x180:r=30:d=6'],
-        ...['-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000:duration=6'],
-        ...['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'pcm_s16le'],
-        ...['-ac', '2', path('moving.mov')],
-      ]),
+      makeTestVideo(path('moving.mov'), 6, ['-c:a', 'pcm_s16le', '-ac', '2']),
       ffmpegRun([
         ...['-v', 'error', '-f', 'lavfi', '-i', 'sine=frequency=300:sample_rate=48000:duration=4'],
         ...['-ac', '2', path('music.wav')],
       ]),
     ]);
-    card = {
-      path: path('card.png'),
-      contentId: 'card',
-      demuxer: 'png_pipe',
-      kind: 'image',
-      durationSec: null,
-    };
-    blue = {
-      path: path('blue.png'),
-      contentId: 'blue',
-      demuxer: 'png_pipe',
-      kind: 'image',
-      durationSec: null,
-    };
-    moving = {
-      path: path('moving.mov'),
-      contentId: 'moving',
-      demuxer: 'mov',
-      kind: 'video',
-      durationSec: 6,
-      video: { codec: 'h264', width: 320, height: 180, fps: 30, pixFmt: 'yuv420p' },
-      audio: { codec: 'pcm_s16le', sampleRate: 48_000, channels: 2 },
-    };
+    card = stillSource(path('card.png'), 'card');
+    blue = stillSource(path('blue.png'), 'blue');
+    moving = videoSource(path('moving.mov'), 'moving', 6, { codec: 'pcm_s16le', channels: 2 });
     music = {
       path: path('music.wav'),
       contentId: 'music',
@@ -375,10 +327,10 @@ describe('export in segments (real ffmpeg, decoded output)', () => {
     const videosOut = (path: string): ExportPlan => ({
       ...timeline(path),
       picture: [
-        clip(moving, 2, { speed: 1.5, trimStartSec: 0.5 }),
-        clip(moving, 2, { trimStartSec: 1, transitionIn: { type: 'fade', durationSec: 0.5 } }),
-        clip(moving, 2, { speed: 0.5, transitionIn: { type: 'wipeleft', durationSec: 0.4 } }),
-        clip(card, 1.5, { transitionIn: { type: 'slideleft', durationSec: 0.5 } }),
+        pictureClip(moving, 2, { speed: 1.5, trimStartSec: 0.5 }),
+        pictureClip(moving, 2, { trimStartSec: 1, transitionIn: { type: 'fade', durationSec: 0.5 } }),
+        pictureClip(moving, 2, { speed: 0.5, transitionIn: { type: 'wipeleft', durationSec: 0.4 } }),
+        pictureClip(card, 1.5, { transitionIn: { type: 'slideleft', durationSec: 0.5 } }),
       ],
       texts: [],
     });

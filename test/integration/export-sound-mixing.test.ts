@@ -21,6 +21,7 @@ import type {
   SoundClip,
 } from '../../workers/export/work-order.ts';
 import { exportTask, MEASURE_SHARE } from '../../workers/export/worker.ts';
+import { pictureClip } from '../helpers/export-media.ts';
 import { analyseAudio, ffmpeg, ffmpegRun, integratedLoudness } from '../helpers/media-analysis.ts';
 
 const run = promisify(execFile);
@@ -83,17 +84,6 @@ async function wav(name: string, source: string, seconds: number): Promise<Expor
 
 let card: ExportSource;
 
-const pictureClip = (
-  source: ExportSource,
-  durationSec: number,
-  more: Partial<PictureClip> = {},
-): PictureClip => ({
-  source,
-  trimStartSec: 0,
-  durationSec,
-  volume: 1,
-  ...more,
-});
 const soundClip = (source: ExportSource, startSec: number, durationSec: number): SoundClip => ({
   source,
   track: 'music',

@@ -19,9 +19,11 @@ import {
 // (segment-encoder.ts), and waits until every one is in the segment cache. Each item's message id is
 // `<exportId>:<key>`, so a publish repeated (a retried call) is one item. Nodes say on core NATS when they
 // start an item, when its segment is cached and when it failed; core NATS may lose a message, so the cache is
-// also looked up every few seconds, and a lost "done" costs that long at worst. If this node dies while it
-// waits, the items still run (their segments land in the cache for the next try) until the export's deadline,
-// after which nodes drop them.
+// also looked up every few seconds, and a lost "done" costs that long at worst. A lost "failed" costs as much:
+// a node keeps a segment before it acknowledges its item, and drops the item when it fails, so once the stream
+// holds none of the export's items, a key still missing from the cache is one whose encode failed. If this node
+// dies while it waits, the items still run (their segments land in the cache for the next try) until the
+// export's deadline, after which nodes drop them.
 
 /** One export's segments to have encoded by the cluster. */
 export interface FarmRequest {
@@ -53,7 +55,10 @@ export interface SegmentFarm {
 export interface SegmentFarmDeps {
   connection: NatsConnection;
   cache: SegmentCache;
-  /** How often the cache is looked up for keys whose "done" did not arrive (`TUNING.exportSegmentLookupMs`). */
+  /**
+   * How often the cache (and the work queue) is looked up for keys whose "done" or "failed" did not arrive
+   * (`TUNING.exportSegmentLookupMs`).
+   */
   lookupMs: number;
   logger: Logger;
 }
@@ -64,17 +69,28 @@ export function createSegmentFarm(deps: SegmentFarmDeps): SegmentFarm {
   // Made on first use (it asks the server), and again after a failure.
   let manager: Promise<JetStreamManager> | undefined;
 
+  /** The stream's manager, made on first use and again after a failure to make it. */
+  function streams(): Promise<JetStreamManager> {
+    manager ??= jetstreamManager(connection).catch((error: unknown) => {
+      manager = undefined;
+      throw error;
+    });
+    return manager;
+  }
+
+  /** How many of the export's items the stream still holds: queued, or taken and not yet acknowledged. */
+  async function itemsLeft(exportId: string): Promise<number> {
+    const subject = workSubject(exportId);
+    const info = await (await streams()).streams.info(SEGMENT_STREAM, { subjects_filter: subject });
+    return info.state.subjects?.[subject] ?? 0;
+  }
+
   /** Tells every node to stop the export's items, and purges those still queued. */
   async function abandon(exportId: string, deadline: number): Promise<void> {
     const abort: SegmentAbort = { deadline };
     connection.publish(abortSubject(exportId), JSON.stringify(abort));
     try {
-      manager ??= jetstreamManager(connection);
-      const jsm = await manager.catch((error: unknown) => {
-        manager = undefined;
-        throw error;
-      });
-      await jsm.streams.purge(SEGMENT_STREAM, { filter: workSubject(exportId) });
+      await (await streams()).streams.purge(SEGMENT_STREAM, { filter: workSubject(exportId) });
     } catch (error) {
       // The abort already makes nodes drop them; the purge only saves them the look.
       logger.warn({ err: error, export_id: exportId }, 'segment items not purged');
@@ -91,6 +107,7 @@ export function createSegmentFarm(deps: SegmentFarmDeps): SegmentFarm {
     let lookups: NodeJS.Timeout | undefined;
     let onAbort: (() => void) | undefined;
     let settled = false;
+    let published = false;
     try {
       await new Promise<void>((resolve, reject) => {
         const finish = (error?: unknown) => {
@@ -121,21 +138,33 @@ export function createSegmentFarm(deps: SegmentFarmDeps): SegmentFarm {
           }
         })();
         let looking = false;
-        lookups = setInterval(() => {
-          if (looking || settled) return;
-          looking = true;
-          void Promise.all(
+        /** The cache for keys whose "done" did not arrive; with no item left, a key still missing failed. */
+        const lookUp = async () => {
+          // Counted before the cache is read: an item is gone only once its segment is kept, or has failed.
+          const ended = published && (await itemsLeft(exportId)) === 0;
+          await Promise.all(
             [...pending].map(async (key) => {
               if (await cache.lookup(userId, projectId, key)) arrived(key);
             }),
-          )
+          );
+          if (ended && pending.size > 0) {
+            const why = `no item left for ${pending.size} segment(s) not in the cache: their "failed" was lost`;
+            finish(exportError('export_failed', 'The export could not be completed', why));
+          }
+        };
+        lookups = setInterval(() => {
+          if (looking || settled) return;
+          looking = true;
+          void lookUp()
             .catch((error: unknown) =>
               logger.warn({ err: error, export_id: exportId }, 'segment lookup failed'),
             )
             .finally(() => (looking = false));
         }, deps.lookupMs);
-        void publishItems(request).catch((error: unknown) =>
-          finish(exportError('export_failed', 'The export could not be completed', error)),
+        void publishItems(request).then(
+          () => (published = true),
+          (error: unknown) =>
+            finish(exportError('export_failed', 'The export could not be completed', error)),
         );
       });
     } finally {

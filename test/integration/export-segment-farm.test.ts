@@ -22,7 +22,7 @@ import { createSegmentFarm, type SegmentFarm } from '../../src/export/segment-fa
 import { startSegmentEncoder, type SegmentEncoder } from '../../src/export/segment-encoder.ts';
 import { farmSegments } from '../../src/export/farmed-segments.ts';
 import { stageSegments } from '../../src/export/segment-staging.ts';
-import { portablePlan, SEGMENT_STREAM } from '../../src/export/segment-item.ts';
+import { newsSubject, portablePlan, SEGMENT_STREAM } from '../../src/export/segment-item.ts';
 import type { ExportMetrics } from '../../src/export/export-metrics.ts';
 import { createFsMediaStore } from '../../src/platform/storage/fs-store.ts';
 import type { MediaStore } from '../../src/platform/storage/media-store.ts';
@@ -170,17 +170,21 @@ describe('segments across a cluster (JetStream work queue, real ffmpeg)', { skip
     });
   }
 
-  /** One node: its connection, its encoder on `pool` (or a real one), its log and its encoded count. */
-  async function node(name: string, db: string, pool?: ExportPool) {
+  /**
+   * One node: its connection, its encoder on `pool` (or a real one), its log and its encoded count. With
+   * `losesFailures`, the "failed" news its encoder sends never reaches the server (core NATS may lose one).
+   */
+  async function node(name: string, db: string, pool?: ExportPool, losesFailures = false) {
     const connection = await connect({ servers: nats.url });
     connections.push(connection);
+    const encoderConnection = losesFailures ? losingFailures(connection) : connection;
     const { logger, lines } = capturedLogger(name);
     const metrics = countingMetrics();
     const own = pool ?? createExportPool({ concurrency: 1, ffmpegPath: 'ffmpeg', niceness: 0, logger });
     if (!pool) pools.push(own);
     const cache = await freshCache(db);
     const encoder = await startSegmentEncoder({
-      connection,
+      connection: encoderConnection,
       replicas: 1,
       nodeId: name,
       queue: createExportQueue({ slots: 1, perUser: 1 }),
@@ -351,6 +355,34 @@ describe('segments across a cluster (JetStream work queue, real ffmpeg)', { skip
     assert.equal((await jsm.streams.info(SEGMENT_STREAM)).state.messages, 0, 'no item of the export is left');
   });
 
+  it('fails the export soon after a node’s "failed" is lost, not at its deadline', async () => {
+    const db = `segment_farm_${++database}`;
+    const requester = await node('node-req', db, stuckPool([]));
+    // Only the lossy node takes items.
+    await requester.encoder.close(0);
+    const lossy = await node('node-lossy', db, undefined, true);
+    const local = plan(join(dir, 'export-5', 'output.mp4'), sources.broken);
+    const askedAt = Date.now();
+    const failure = await failureOf(
+      // Given up after 20 s: without the lookups' verdict the wait would last until the deadline.
+      encodeAll(
+        requester.farm,
+        local,
+        { exportId: 'ex_five', userId: 'usr_5', projectId: 'vp_5' },
+        AbortSignal.timeout(20_000),
+      ),
+    );
+    const waitedMs = Date.now() - askedAt;
+    assert.ok(failure instanceof Error && failure.message === 'export_failed', String(failure));
+    assert.ok(
+      lossy.lines.some((line) => line.msg === 'segment failed'),
+      'the lossy node did fail the segment',
+    );
+    // The deadline is a minute away; the lookups (every 500 ms) see the item gone and its segment missing.
+    assert.ok(waitedMs < 10_000, `failed after ${waitedMs} ms`);
+    console.log(`a lost "failed" cost ${waitedMs} ms`);
+  });
+
   it('stops the running encode and drops the queued items when the requester aborts', async () => {
     const db = `segment_farm_${++database}`;
     const runs: AbortSignal[] = [];
@@ -372,6 +404,21 @@ describe('segments across a cluster (JetStream work queue, real ffmpeg)', { skip
     assert.equal(runs.length, 1, 'no other item of the export started');
   });
 });
+
+/** `connection`, except that a "failed" segment news published through it is lost on the way. */
+function losingFailures(connection: NatsConnection): NatsConnection {
+  return new Proxy(connection, {
+    get(target, property, receiver) {
+      const value: unknown = Reflect.get(target, property, receiver);
+      if (property !== 'publish') return typeof value === 'function' ? value.bind(target) : value;
+      return (subject: string, payload?: string | Uint8Array, options?: object) => {
+        const text = typeof payload === 'string' ? payload : new TextDecoder().decode(payload);
+        if (subject.startsWith(newsSubject('')) && text.includes('"state":"failed"')) return;
+        target.publish(subject, payload, options);
+      };
+    },
+  });
+}
 
 async function streamBytes(stream: NodeJS.ReadableStream): Promise<Buffer> {
   const chunks: Buffer[] = [];

@@ -1,7 +1,7 @@
 import { dirname, join } from 'node:path';
 import { keepSegments, pictureCacheHits, stageSegments } from './segment-staging.ts';
 import type { SegmentFarm } from './segment-farm.ts';
-import { FARM_SHARE, farmSegments } from './farmed-segments.ts';
+import { FARM_SHARE, farmSegments, farmsAny } from './farmed-segments.ts';
 import type { SegmentCache } from './segment-cache.ts';
 import { failedOutcome, type ExportMetrics } from './export-metrics.ts';
 import { writeFile } from 'node:fs/promises';
@@ -41,7 +41,13 @@ import { exportPlan, type ExportPlanResult } from './export-plan.ts';
 import type { ExportQueue } from './export-queue.ts';
 import { storedExport, type ExportedFrom } from './export-cache.ts';
 import { startStaging, type Staging } from './export-staging.ts';
-import { createExportRenderer, runFailure, timeoutMessage, type ExportRenderer } from './export-render.ts';
+import {
+  createExportRenderer,
+  runFailure,
+  timeoutMessage,
+  type ExportRenderer,
+  type Rendered,
+} from './export-render.ts';
 import { progressAnnouncer, type ProgressAnnouncer } from './export-progress.ts';
 
 // The export call (docs/editor.md, Export): the timeline of one video, resolved against its staged
@@ -298,43 +304,71 @@ async function exportOnce(
           gone,
         )
       : undefined;
-    // In cluster mode the segments the cache lacks are encoded by whichever nodes have a free worker.
+    // In cluster mode the segments the cache lacks are encoded by whichever nodes have a free worker, while
+    // this node mixes the sound, when it is not cached, as a task of its own: the join then only joins.
     const farm = deps.segments?.farm;
-    const staged =
-      cached && farm
-        ? await farmSegments(cached, {
-            ...deps.segments!,
-            farm,
-            store: deps.store,
-            exportId,
-            userId,
-            projectId: project.id,
-            plan: planned.plan,
-            deadline,
-            gone,
-            stopping: job.stopping,
-            clock: deps.clock,
-            onProgress: progress.report,
-            logger: log,
-          })
-        : cached;
+    let staged = cached;
+    let soundMs = 0;
+    if (cached && farm) {
+      const stopSound = new AbortController();
+      const soundOnly = {
+        ...planned,
+        plan: { ...planned.plan, segmented: { ...cached.work, soundOnly: true } },
+      };
+      const mixing =
+        farmsAny(cached, planned.plan) && !cached.sound.reused
+          ? render(userId, soundOnly, deadline, AbortSignal.any([gone, stopSound.signal]), () => {}).then(
+              (mixed) => {
+                // Said when it is done, which may be before the cluster's segments are.
+                if (mixed.result.ok)
+                  log.info({ encode_ms: mixed.encodeMs }, 'export sound mixed beside the cluster');
+                return mixed;
+              },
+            )
+          : undefined;
+      try {
+        staged = await farmSegments(cached, {
+          ...deps.segments!,
+          farm,
+          store: deps.store,
+          exportId,
+          userId,
+          projectId: project.id,
+          plan: planned.plan,
+          deadline,
+          gone,
+          stopping: job.stopping,
+          clock: deps.clock,
+          onProgress: progress.report,
+          logger: log,
+        });
+      } catch (error) {
+        // Its ffmpeg is gone before the export's folder is.
+        stopSound.abort();
+        await mixing?.catch(() => undefined);
+        throw error;
+      }
+      if (mixing) {
+        soundMs = throwIfFailed(await mixing, gone, log).encodeMs;
+        staged = { ...staged, work: { ...staged.work, reused: [...staged.work.reused, staged.sound.key] } };
+      }
+    }
     const rendering = staged ? { ...planned, plan: { ...planned.plan, segmented: staged.work } } : planned;
     const farmed = (staged?.farmed.length ?? 0) > 0;
-    const { result, encoding, late, encodeMs } = await render(
-      userId,
-      rendering,
-      deadline,
+    const { encodeMs } = throwIfFailed(
+      await render(
+        userId,
+        rendering,
+        deadline,
+        gone,
+        farmed ? (fraction) => progress.report(FARM_SHARE + (1 - FARM_SHARE) * fraction) : progress.report,
+      ),
       gone,
-      farmed ? (fraction) => progress.report(FARM_SHARE + (1 - FARM_SHARE) * fraction) : progress.report,
+      log,
     );
-    if (!result.ok) {
-      if (gone.aborted && !late) throw projectGone();
-      if (result.reason === 'exit') log.error({ ffmpeg: result }, 'export ffmpeg failed');
-      throw runFailure(result, encoding, late);
-    }
     const output = await workspace.probeOutput();
     const durationSec = output.durationSec ?? 0;
-    deps.metrics.encoded(quality, encodeMs / 1000, durationSec);
+    deps.metrics.encoded(quality, (encodeMs + soundMs) / 1000, durationSec);
     if (staged && deps.segments) {
       // Segments other nodes encoded for this export are counted where they were encoded.
       deps.metrics.segments(staged.encoded.length, pictureCacheHits(staged));
@@ -473,6 +507,15 @@ function unsupportedFeature(lacking: UnsupportedFeature[]): AppError {
 
 /** The answer of an export whose project was deleted while it ran: the route's own 404. */
 const projectGone = () => new AppError('not_found', 'Project not found');
+
+/** `rendered` when ffmpeg succeeded; else throws the export's error (a 404 when the project was deleted). */
+function throwIfFailed(rendered: Rendered, gone: AbortSignal, log: Logger): Rendered {
+  const { result, encoding, late } = rendered;
+  if (result.ok) return rendered;
+  if (gone.aborted && !late) throw projectGone();
+  if (result.reason === 'exit') log.error({ ffmpeg: result }, 'export ffmpeg failed');
+  throw runFailure(result, encoding, late);
+}
 
 /** Whether a project event is its deletion (the bus carries the project's events as plain JSON). */
 const isDeletion = (event: unknown): boolean =>

@@ -36,13 +36,17 @@ export interface FarmContext {
   logger: Logger;
 }
 
+/** Whether `farmSegments` has the cluster encode anything: a segment is missing, and the plan can travel. */
+export const farmsAny = (staged: StagedSegments, plan: ExportPlan): boolean =>
+  staged.encoded.length > 0 && portablePlan(plan) !== undefined;
+
 /**
  * `staged` with the segments it lacked encoded by the cluster and copied in: counted in `reused` and in
  * `farmed`, no longer in `encoded`. Unchanged when nothing is missing, or when the plan cannot travel.
  */
 export async function farmSegments(staged: StagedSegments, context: FarmContext): Promise<StagedSegments> {
   const plan = portablePlan(context.plan);
-  if (staged.encoded.length === 0 || !plan) return staged;
+  if (!plan || !farmsAny(staged, context.plan)) return staged;
   const { exportId, userId, projectId, clock } = context;
   const keys = staged.encoded;
   const abort = new AbortController();

@@ -158,6 +158,17 @@ describe('segmented exports across a 3-node cluster', { skip: skipWithoutNats() 
       for (const [name, lines] of Object.entries(encoded)) {
         for (const line of lines) assert.equal(line.node_id, name, 'each line names the node that encoded');
       }
+      // node-1 made the sound while the cluster encoded the picture, as a task of its own.
+      const sound = logLines(cluster, nodes[0].name, before[nodes[0].name]).filter(
+        (line) => line.msg === 'export sound mixed beside the cluster',
+      );
+      assert.equal(sound.length, 1, 'the sound mixed once, on node-1, beside the segments');
+      const lastSegment = Math.max(
+        ...Object.values(encoded).flatMap((lines) => lines.map((line) => Number(line.time))),
+      );
+      console.log(
+        `node-1's sound was ready ${lastSegment - Number(sound[0]!.time)} ms before the last segment`,
+      );
     }));
 
   it('completes once when a node dies while it encodes one of the export’s segments', () =>

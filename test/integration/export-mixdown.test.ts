@@ -1,10 +1,12 @@
 // The sound made apart from the picture (segments, the fast path) against the one command that mixes and
 // encodes it, both by real ffmpeg (mixdown.ts): the mixdown pass measures the same loudness as the measuring
-// pass, and the sound encoded from the mixdown is the command's sound sample for sample.
+// pass, and the sound encoded from the mixdown is the command's sound sample for sample. A segmented render
+// asked for its sound alone (what a cluster's joining node makes while other nodes encode the picture) makes
+// that one file, which the join then takes as it is.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -12,7 +14,10 @@ import { measureCommand, measuredLoudness } from '../../workers/export/measure-c
 import { mixdownCommand, soundFromMixdownCommand } from '../../workers/export/mixdown.ts';
 import { soundOnlyCommand } from '../../workers/export/parallel-render.ts';
 import type { ExportPlan, ExportSource } from '../../workers/export/work-order.ts';
+import { soundKey } from '../../workers/export/segment-command.ts';
 import { runFfmpeg } from '../../workers/ffmpeg/runner.ts';
+import { createExportPool } from '../../src/export/pool.ts';
+import { pino } from 'pino';
 import { ffmpeg, ffmpegRun } from '../helpers/media-analysis.ts';
 
 const SECONDS = 12;
@@ -135,4 +140,62 @@ describe('the sound from a mixdown', () => {
       assert.equal(differing, -1, `sample for sample the same (first difference at ${differing / 2})`);
     });
   }
+});
+
+describe('a segmented render’s sound alone, then its join', () => {
+  it('mixes and encodes only the sound, into its key’s file, which the join then muxes as it is', async () => {
+    const pool = createExportPool({
+      concurrency: 1,
+      ffmpegPath: ffmpeg,
+      niceness: 0,
+      logger: pino({ level: 'silent' }),
+    });
+    try {
+      const segments = join(dir, 'segments');
+      await mkdir(segments);
+      const output = join(dir, 'joined.mp4');
+      const plan: ExportPlan = {
+        ...timeline('final'),
+        output: { ...timeline('final').output, path: output },
+      };
+      const key = soundKey(plan);
+      const soundOnly = await pool.run(
+        { ...plan, segmented: { dir: segments, reused: [], parallel: 1, soundOnly: true } },
+        { timeoutMs: 60_000 },
+      );
+      assert.ok(soundOnly.ok, JSON.stringify(soundOnly));
+      assert.deepEqual(await readdir(segments), [`${key}.mp4`], 'the sound and no segment');
+      await assert.rejects(stat(output), 'no output yet');
+      const mixed = await stat(join(segments, `${key}.mp4`));
+
+      const joined = await pool.run(
+        { ...plan, segmented: { dir: segments, reused: [key], parallel: 1 } },
+        { timeoutMs: 60_000 },
+      );
+      assert.ok(joined.ok, JSON.stringify(joined));
+      const kept = await stat(join(segments, `${key}.mp4`));
+      assert.equal(kept.mtimeMs, mixed.mtimeMs, 'the join did not mix the sound again');
+      const soundPackets = (path: string) =>
+        promisify(execFile)(ffmpeg, [
+          '-v',
+          'error',
+          '-i',
+          `file:${path}`,
+          '-map',
+          '0:a',
+          '-c',
+          'copy',
+          '-f',
+          'md5',
+          '-',
+        ]);
+      assert.equal(
+        (await soundPackets(output)).stdout,
+        (await soundPackets(join(segments, `${key}.mp4`))).stdout,
+        'the output’s sound is that file’s, packet for packet',
+      );
+    } finally {
+      await pool.close();
+    }
+  });
 });

@@ -159,6 +159,12 @@ export interface SegmentedWork {
    * node encoding segments for an export another node joins; docs/operator.md, The segment cache).
    */
   encodeOnly?: boolean;
+  /**
+   * Mix and encode the sound into its key's file in `dir` and nothing else: no segment, no join (the node that
+   * joins a cluster's segments makes its sound while the other nodes encode them; docs/operator.md, The segment
+   * cache).
+   */
+  soundOnly?: boolean;
 }
 
 /** The task a pool worker runs (workers/export/worker.ts): plain data plus the port, which the pool transfers. */

@@ -84,8 +84,8 @@ const soundChain =
  * The ffmpeg runs of a plan, in order, each a group of children run at once: the fast path's copy beside the
  * sound (`soundChain`), then their mux, when every picture clip can be copied (fast-path.ts); the segments not
  * there yet and the sound (in one slot: the segments do not wait for it), then their join, when the plan says
- * so and can be (segment-command.ts); a preview's picture and sound side by side, then their mux
- * (parallel-render.ts); else the one re-encoding command. Working files go beside the output (the export's
+ * so and can be (segment-command.ts), or only the sound (`soundOnly`); a preview's picture and sound side by
+ * side, then their mux (parallel-render.ts); else the one re-encoding command. Working files go beside the output (the export's
  * folder). `plan` is measured already unless its sound is made apart (`makesSoundApart`).
  */
 async function commandsFor(plan: ExportPlan): Promise<Group[]> {
@@ -101,12 +101,13 @@ async function commandsFor(plan: ExportPlan): Promise<Group[]> {
     ];
   }
   if (rendersInSegments(plan)) {
-    const { dir, reused, parallel, encodeOnly } = plan.segmented!;
+    const { dir, reused, parallel, encodeOnly, soundOnly } = plan.segmented!;
     const listPath = `${path}.segments.ffconcat`;
     const kept = new Set(reused);
     // The sound is kept beside the segments, under its own key: a change to the picture alone reuses it.
     const sounding = soundKey(plan);
     const soundPath = join(dir, `${sounding}.mp4`);
+    if (soundOnly) return [{ commands: [soundChain(plan, `${path}.mixdown.wav`, soundPath)] }];
     const mixes = !encodeOnly && !kept.has(sounding);
     const missing = new Set(planSegments(plan).flatMap(({ key }) => (kept.has(key) ? [] : [key]))).size;
     // The children that run at once: the encodes, and the sound beside them.

@@ -1,7 +1,7 @@
 import { dirname, join } from 'node:path';
-import { keepSegments, pictureCacheHits, stageSegments } from './segment-staging.ts';
+import { keepSegments, pictureCacheHits, stageSegments, type StagedSegments } from './segment-staging.ts';
 import type { SegmentFarm } from './segment-farm.ts';
-import { FARM_SHARE, farmSegments, farmsAny } from './farmed-segments.ts';
+import { FARM_SHARE, farmSegments, farmsAny, type FarmContext } from './farmed-segments.ts';
 import type { SegmentCache } from './segment-cache.ts';
 import { failedOutcome, type ExportMetrics } from './export-metrics.ts';
 import { writeFile } from 'node:fs/promises';
@@ -304,55 +304,27 @@ async function exportOnce(
           gone,
         )
       : undefined;
-    // In cluster mode the segments the cache lacks are encoded by whichever nodes have a free worker, while
-    // this node mixes the sound, when it is not cached, as a task of its own: the join then only joins.
+    // In cluster mode the segments the cache lacks are encoded by whichever nodes have a free worker.
     const farm = deps.segments?.farm;
-    let staged = cached;
-    let soundMs = 0;
-    if (cached && farm) {
-      const stopSound = new AbortController();
-      const soundOnly = {
-        ...planned,
-        plan: { ...planned.plan, segmented: { ...cached.work, soundOnly: true } },
-      };
-      const mixing =
-        farmsAny(cached, planned.plan) && !cached.sound.reused
-          ? render(userId, soundOnly, deadline, AbortSignal.any([gone, stopSound.signal]), () => {}).then(
-              (mixed) => {
-                // Said when it is done, which may be before the cluster's segments are.
-                if (mixed.result.ok)
-                  log.info({ encode_ms: mixed.encodeMs }, 'export sound mixed beside the cluster');
-                return mixed;
-              },
-            )
-          : undefined;
-      try {
-        staged = await farmSegments(cached, {
-          ...deps.segments!,
-          farm,
-          store: deps.store,
-          exportId,
-          userId,
-          projectId: project.id,
-          plan: planned.plan,
-          deadline,
-          gone,
-          stopping: job.stopping,
-          clock: deps.clock,
-          onProgress: progress.report,
-          logger: log,
-        });
-      } catch (error) {
-        // Its ffmpeg is gone before the export's folder is.
-        stopSound.abort();
-        await mixing?.catch(() => undefined);
-        throw error;
-      }
-      if (mixing) {
-        soundMs = throwIfFailed(await mixing, gone, log).encodeMs;
-        staged = { ...staged, work: { ...staged.work, reused: [...staged.work.reused, staged.sound.key] } };
-      }
-    }
+    const { staged, soundMs } =
+      cached && farm
+        ? await farmBesideSound(cached, render, {
+            ...deps.segments!,
+            farm,
+            store: deps.store,
+            exportId,
+            userId,
+            projectId: project.id,
+            plan: planned.plan,
+            deadline,
+            gone,
+            stopping: job.stopping,
+            clock: deps.clock,
+            onProgress: progress.report,
+            logger: log,
+            planned,
+          })
+        : { staged: cached, soundMs: 0 };
     const rendering = staged ? { ...planned, plan: { ...planned.plan, segmented: staged.work } } : planned;
     const farmed = (staged?.farmed.length ?? 0) > 0;
     const { encodeMs } = throwIfFailed(
@@ -507,6 +479,53 @@ function unsupportedFeature(lacking: UnsupportedFeature[]): AppError {
 
 /** The answer of an export whose project was deleted while it ran: the route's own 404. */
 const projectGone = () => new AppError('not_found', 'Project not found');
+
+/**
+ * The segments the cache lacks encoded by the cluster (`farmSegments`) while this node mixes the sound, when it
+ * is not cached, as a task of its own (`soundOnly`): the join then only joins, and the sound, one step after the
+ * other on one core, is off the export's critical path. Answers the staged segments, the sound among the reused
+ * ones once it is made, and the time the sound held a worker.
+ */
+async function farmBesideSound(
+  cached: StagedSegments,
+  render: ExportRenderer,
+  context: FarmContext & { planned: ExportPlanResult },
+): Promise<{ staged: StagedSegments; soundMs: number }> {
+  const { planned, gone, logger: log } = context;
+  const stopSound = new AbortController();
+  const soundOnly = { ...planned, plan: { ...planned.plan, segmented: { ...cached.work, soundOnly: true } } };
+  const mixing =
+    farmsAny(cached, planned.plan) && !cached.sound.reused
+      ? render(
+          context.userId,
+          soundOnly,
+          context.deadline,
+          AbortSignal.any([gone, stopSound.signal]),
+          () => {},
+        )
+          // Said when it is done, which may be before the cluster's segments are.
+          .then((mixed) => {
+            if (mixed.result.ok)
+              log.info({ encode_ms: mixed.encodeMs }, 'export sound mixed beside the cluster');
+            return mixed;
+          })
+      : undefined;
+  let staged: StagedSegments;
+  try {
+    staged = await farmSegments(cached, context);
+  } catch (error) {
+    // Its ffmpeg is gone before the export's folder is.
+    stopSound.abort();
+    await mixing?.catch(() => undefined);
+    throw error;
+  }
+  if (!mixing) return { staged, soundMs: 0 };
+  const soundMs = throwIfFailed(await mixing, gone, log).encodeMs;
+  return {
+    staged: { ...staged, work: { ...staged.work, reused: [...staged.work.reused, staged.sound.key] } },
+    soundMs,
+  };
+}
 
 /** `rendered` when ffmpeg succeeded; else throws the export's error (a 404 when the project was deleted). */
 function throwIfFailed(rendered: Rendered, gone: AbortSignal, log: Logger): Rendered {

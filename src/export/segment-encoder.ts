@@ -79,8 +79,17 @@ export interface SegmentEncoder {
 const PULL_EXPIRES_MS = 3000;
 /** How often a node with no free worker looks again. */
 const FREE_POLL_MS = 200;
-/** An item whose user holds every worker this node gives one user comes back after this, for another node. */
+/** The longest an item turned away stays away (`notNowDelayMs`). */
 const NOT_NOW_DELAY_MS = 1000;
+/**
+ * An item whose user holds every worker this node gives one user comes back after this, for another node (or
+ * this one, once the user's item here is done): between half of NOT_NOW_DELAY_MS and all of it, at random. The
+ * spread matters: the items an export publishes at once are turned away at once, and with one delay they would
+ * all come back at once, a second apart, so a node that frees the user's worker would wait up to that second
+ * for the next; spread over the second, one comes back every 1/n of it.
+ */
+export const notNowDelayMs = (random: () => number = Math.random): number =>
+  Math.round(NOT_NOW_DELAY_MS * (0.5 + random() / 2));
 /** Items pulled and not yet acknowledged at once, cluster-wide. */
 const MAX_PENDING_ITEMS = 10_000;
 
@@ -158,7 +167,7 @@ export async function startSegmentEncoder(deps: SegmentEncoderDeps): Promise<Seg
     // No waiting here for the user's turn: an item this node cannot start now goes back for another node (or
     // this one, later), so users share every node's workers in turn and no node sits on an item it cannot run.
     const release = queue.tryAcquire(item.user_id);
-    if (!release) return msg.nak(NOT_NOW_DELAY_MS);
+    if (!release) return msg.nak(notNowDelayMs());
     let why: Stop | undefined;
     const stopper = new AbortController();
     const stop = (reason: Stop) => {

@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mediaOf, parseItem, portablePlan, type SegmentItem } from '../../src/export/segment-item.ts';
+import { notNowDelayMs } from '../../src/export/segment-encoder.ts';
 import { planSegments } from '../../workers/export/segments.ts';
 import type { ExportPlan, ExportSource } from '../../workers/export/work-order.ts';
 
@@ -83,5 +84,16 @@ describe('segment items', () => {
     assert.equal(parseItem({ ...item, plan: { picture: [] } }), undefined);
     const noContent = { ...item, plan: { ...item.plan, picture: [{ source: { path: '' } }] } };
     assert.equal(parseItem(noContent), undefined);
+  });
+});
+
+describe('an item a node turns away for now', () => {
+  it('comes back between half a second and a second later, spread over that span', () => {
+    // Each item draws its own delay: uniform draws spread them evenly over the span.
+    const draws = [0, 0.2, 0.5, 0.8, 0.999_999];
+    assert.deepEqual(
+      draws.map((draw) => notNowDelayMs(() => draw)),
+      [500, 600, 750, 900, 1000],
+    );
   });
 });

@@ -308,21 +308,19 @@ async function exportOnce(
     const farm = deps.segments?.farm;
     const { staged, soundMs } =
       cached && farm
-        ? await farmBesideSound(cached, render, {
+        ? await farmBesideSound(cached, render, planned, {
             ...deps.segments!,
             farm,
             store: deps.store,
             exportId,
             userId,
             projectId: project.id,
-            plan: planned.plan,
             deadline,
             gone,
             stopping: job.stopping,
             clock: deps.clock,
             onProgress: progress.report,
             logger: log,
-            planned,
           })
         : { staged: cached, soundMs: 0 };
     const rendering = staged ? { ...planned, plan: { ...planned.plan, segmented: staged.work } } : planned;
@@ -489,16 +487,16 @@ const projectGone = () => new AppError('not_found', 'Project not found');
 async function farmBesideSound(
   cached: StagedSegments,
   render: ExportRenderer,
-  context: FarmContext & { planned: ExportPlanResult },
+  planned: ExportPlanResult,
+  context: Omit<FarmContext, 'plan'>,
 ): Promise<{ staged: StagedSegments; soundMs: number }> {
-  const { planned, gone, logger: log } = context;
+  const { gone, logger: log } = context;
   const stopSound = new AbortController();
-  const soundOnly = { ...planned, plan: { ...planned.plan, segmented: { ...cached.work, soundOnly: true } } };
   const mixing =
     farmsAny(cached, planned.plan) && !cached.sound.reused
       ? render(
           context.userId,
-          soundOnly,
+          { ...planned, plan: { ...planned.plan, segmented: { ...cached.work, soundOnly: true } } },
           context.deadline,
           AbortSignal.any([gone, stopSound.signal]),
           () => {},
@@ -512,7 +510,7 @@ async function farmBesideSound(
       : undefined;
   let staged: StagedSegments;
   try {
-    staged = await farmSegments(cached, context);
+    staged = await farmSegments(cached, { ...context, plan: planned.plan });
   } catch (error) {
     // Its ffmpeg is gone before the export's folder is.
     stopSound.abort();

@@ -5,7 +5,7 @@ import { exportError } from './export-errors.ts';
 import { timeoutMessage } from './export-render.ts';
 import type { SegmentCache } from './segment-cache.ts';
 import type { SegmentFarm } from './segment-farm.ts';
-import { portablePlan } from './segment-item.ts';
+import { portablePlan, travels } from './segment-item.ts';
 import { copyCached, type StagedSegments } from './segment-staging.ts';
 
 // An export's missing segments encoded across the cluster (docs/operator.md, The segment cache), between the
@@ -38,15 +38,15 @@ export interface FarmContext {
 
 /** Whether `farmSegments` has the cluster encode anything: a segment is missing, and the plan can travel. */
 export const farmsAny = (staged: StagedSegments, plan: ExportPlan): boolean =>
-  staged.encoded.length > 0 && portablePlan(plan) !== undefined;
+  staged.encoded.length > 0 && travels(plan);
 
 /**
  * `staged` with the segments it lacked encoded by the cluster and copied in: counted in `reused` and in
  * `farmed`, no longer in `encoded`. Unchanged when nothing is missing, or when the plan cannot travel.
  */
 export async function farmSegments(staged: StagedSegments, context: FarmContext): Promise<StagedSegments> {
-  const plan = portablePlan(context.plan);
-  if (!plan || !farmsAny(staged, context.plan)) return staged;
+  if (!farmsAny(staged, context.plan)) return staged;
+  const plan = portablePlan(context.plan)!;
   const { exportId, userId, projectId, clock } = context;
   const keys = staged.encoded;
   const abort = new AbortController();

@@ -44,12 +44,18 @@ export interface SegmentAbort {
 }
 
 /**
+ * Whether the plan can travel to another node: every picture source has a content id (`portablePlan`), the
+ * only name of it that means something there.
+ */
+export const travels = (plan: ExportPlan): boolean => plan.picture.every((clip) => clip.source.contentId);
+
+/**
  * The plan as an item carries it: sources without their local paths (a node stages its own), no output path,
  * no measured loudness and no `segmented` (the encoding node sets its own). Undefined when a picture source has
  * no content id: then nothing but its local path names it, which means nothing on another node.
  */
 export function portablePlan(plan: ExportPlan): ExportPlan | undefined {
-  if (plan.picture.some((clip) => !clip.source.contentId)) return undefined;
+  if (!travels(plan)) return undefined;
   const { segmented: _segmented, measuredLoudness: _measured, ...rest } = plan;
   const portable = (source: ExportSource): ExportSource => ({ ...source, path: '' });
   return {

@@ -60,13 +60,14 @@ const isPlan = (value: ExportPlan | RunResult): value is ExportPlan => 'output' 
 const makesSoundApart = (plan: ExportPlan): boolean => fastPathEligible(plan) || rendersInSegments(plan);
 
 /**
- * The sound of a plan whose picture is made apart from it, as a chain in one slot: the mixdown (its loudness
- * measured in the same pass when the plan needs it), then the sound encoded from it to `soundPath`
- * (mixdown.ts). The mixdown, as long as the programme in float PCM, is removed once it has served.
+ * The sound of a plan whose picture is made apart from it, as a chain in one slot: the mixdown beside the output
+ * (its loudness measured in the same pass when the plan needs it), then the sound encoded from it to
+ * `soundPath` (mixdown.ts). The mixdown, as long as the programme in float PCM, is removed once it has served.
  */
 const soundChain =
-  (plan: ExportPlan, mixdownPath: string, soundPath: string): Child =>
+  (plan: ExportPlan, soundPath: string): Child =>
   async (run) => {
+    const mixdownPath = `${plan.output.path}.mixdown.wav`;
     const measure = needsMeasuring(plan);
     try {
       const mixed = await run(mixdownCommand(plan, mixdownPath, measure), measure);
@@ -85,8 +86,8 @@ const soundChain =
  * sound (`soundChain`), then their mux, when every picture clip can be copied (fast-path.ts); the segments not
  * there yet and the sound (in one slot: the segments do not wait for it), then their join, when the plan says
  * so and can be (segment-command.ts), or only the sound (`soundOnly`); a preview's picture and sound side by
- * side, then their mux (parallel-render.ts); else the one re-encoding command. Working files go beside the output (the export's
- * folder). `plan` is measured already unless its sound is made apart (`makesSoundApart`).
+ * side, then their mux (parallel-render.ts); else the one re-encoding command. Working files go beside the
+ * output (the export's folder). `plan` is measured already unless its sound is made apart (`makesSoundApart`).
  */
 async function commandsFor(plan: ExportPlan): Promise<Group[]> {
   const path = plan.output.path;
@@ -96,7 +97,7 @@ async function commandsFor(plan: ExportPlan): Promise<Group[]> {
     await writeFile(files.concatListPath, concatList, { flag: 'wx' });
     const soundPath = `${path}.sound.mp4`;
     return [
-      { commands: [soundChain(plan, `${path}.mixdown.wav`, soundPath), copy] },
+      { commands: [soundChain(plan, soundPath), copy] },
       { commands: [muxCommand(files.videoOnlyPath, soundPath, path)] },
     ];
   }
@@ -107,7 +108,7 @@ async function commandsFor(plan: ExportPlan): Promise<Group[]> {
     // The sound is kept beside the segments, under its own key: a change to the picture alone reuses it.
     const sounding = soundKey(plan);
     const soundPath = join(dir, `${sounding}.mp4`);
-    if (soundOnly) return [{ commands: [soundChain(plan, `${path}.mixdown.wav`, soundPath)] }];
+    if (soundOnly) return [{ commands: [soundChain(plan, soundPath)] }];
     const mixes = !encodeOnly && !kept.has(sounding);
     const missing = new Set(planSegments(plan).flatMap(({ key }) => (kept.has(key) ? [] : [key]))).size;
     // The children that run at once: the encodes, and the sound beside them.
@@ -129,7 +130,7 @@ async function commandsFor(plan: ExportPlan): Promise<Group[]> {
     await writeFile(listPath, segmented.concatList, { flag: 'wx' });
     // The sound goes first: measuring and mixing is the longest chain of one slot, and the segments fill the
     // other slots around it.
-    const sound = soundChain(plan, `${path}.mixdown.wav`, soundPath);
+    const sound = soundChain(plan, soundPath);
     const first = mixes ? [sound, ...pictures] : pictures;
     return [{ commands: first, parallel }, { commands: [segmented.join] }];
   }
